@@ -2,13 +2,15 @@
 
 ``bench search`` times, in one warm process on the same index, queries and threads:
 
-* ``clir search``: :func:`clir_toolkit.search.search_to_run`, which builds a Lucene query
-  per topic, searches, and writes the TREC run;
-* Anserini's ``SimpleSearcher.batch_search`` called directly (in chunks of 200 queries,
-  as larger batches exhaust the heap when raw text is stored), with its results turned
-  into Python (docid, score) pairs, which is what any caller has to do with them.
+* Anserini's ``SimpleSearcher.batch_search`` called directly on the topic strings (in
+  chunks of 200 queries, as larger batches exhaust the heap when raw text is stored), its
+  results turned into Python (docid, score) pairs — what any caller has to do with them;
+* ``clir search`` on the same plain strings: :func:`clir_toolkit.search.search_to_run`,
+  which builds a Lucene query per topic, searches, and writes the TREC run;
+* with ``--translate``: the translation itself, and ``clir search`` of the translated,
+  structured queries (``--structure``), whose rate is compared with the plain-string one.
 
-Each side is warmed up once and then timed ``repeat`` times; the best time is kept.
+Each measurement is warmed up once and then repeated ``repeat`` times; the best is kept.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from clir_toolkit.analysis import lucene_analyzer, pretokenize
 from clir_toolkit.formats import Topic
 from clir_toolkit.index import read_index_info
 from clir_toolkit.search import plain_queries, search_to_run
+from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 ANSERINI_CHUNK = 200
 
@@ -35,16 +38,11 @@ class BenchSearchResult:
     hits: int
     threads: int
     structure: str
-    clir_seconds: float
     anserini_seconds: float
-
-    @property
-    def clir_qps(self) -> float:
-        return self.queries / self.clir_seconds
-
-    @property
-    def anserini_qps(self) -> float:
-        return self.queries / self.anserini_seconds
+    plain_seconds: float
+    translation: str = "untranslated"
+    translate_seconds: float | None = None
+    structured_seconds: float | None = None
 
 
 def best_time(action: Callable[[], object], repeat: int) -> float:
@@ -62,8 +60,7 @@ def anserini_batch_search(
     index: str | Path, topics: Sequence[Topic], hits: int, k1: float, b: float, threads: int
 ) -> Callable[[], dict[str, list[tuple[str, float]]]]:
     """A closure running ``SimpleSearcher.batch_search`` over the topics, as pyserini would."""
-    info = read_index_info(index)
-    spec = info.analyzer
+    spec = read_index_info(index).analyzer
     searcher = jvm.java_class("io.anserini.search.SimpleSearcher")(str(index))
     searcher.set_analyzer(lucene_analyzer(spec))
     searcher.set_bm25(float(k1), float(b))
@@ -73,11 +70,12 @@ def anserini_batch_search(
         for start in range(0, len(topics), ANSERINI_CHUNK):
             chunk = topics[start : start + ANSERINI_CHUNK]
             texts = [pretokenize(spec, t.query) if spec.pretokenized else t.query for t in chunk]
+            qids = [t.qid for t in chunk]
             found = searcher.batch_search(
-                jvm.java_list(texts), jvm.java_list([t.qid for t in chunk]), int(hits), int(threads)
+                jvm.java_list(texts), jvm.java_list(qids), int(hits), int(threads)
             )
-            for topic in chunk:
-                results[topic.qid] = [(h.docid, float(h.score)) for h in found.get(topic.qid)]
+            for qid in qids:
+                results[qid] = [(h.docid, float(h.score)) for h in found.get(qid)]
         return results
 
     return run
@@ -93,37 +91,69 @@ def bench_search(
     structure: str = "or",
     threads: int = 1,
     repeat: int = 3,
+    translation: TranslationOptions | None = None,
 ) -> BenchSearchResult:
-    queries = plain_queries(topics)
+    plain = plain_queries(topics)
+    language = read_index_info(index).language
     with tempfile.TemporaryDirectory(prefix="clir-bench-") as scratch:
         output = Path(scratch) / "run.trec"
-        clir = best_time(
-            lambda: search_to_run(
+
+        def clir(queries: Sequence, query_structure: str) -> Callable[[], object]:
+            return lambda: search_to_run(
                 index,
                 queries,
                 output,
                 hits=hits,
                 k1=k1,
                 b=b,
-                structure=structure,
+                structure=query_structure,
                 threads=threads,
                 progress=False,
-            ),
-            repeat,
-        )
-    anserini = best_time(anserini_batch_search(index, topics, hits, k1, b, threads), repeat)
-    return BenchSearchResult(str(index), len(queries), hits, threads, structure, clir, anserini)
+            )
+
+        anserini = best_time(anserini_batch_search(index, topics, hits, k1, b, threads), repeat)
+        plain_seconds = best_time(clir(plain, "or"), repeat)
+        if translation is None or translation.translate == "none":
+            return BenchSearchResult(
+                str(index), len(plain), hits, threads, "or", anserini, plain_seconds
+            )
+        translated = build_queries(topics, translation, language)
+        translate_seconds = best_time(lambda: build_queries(topics, translation, language), repeat)
+        structured_seconds = best_time(clir(translated, structure), repeat)
+    return BenchSearchResult(
+        str(index),
+        len(plain),
+        hits,
+        threads,
+        structure,
+        anserini,
+        plain_seconds,
+        translation.describe(),
+        translate_seconds,
+        structured_seconds,
+    )
 
 
-def format_bench_search(result: BenchSearchResult) -> str:
+def format_bench_search(r: BenchSearchResult) -> str:
+    def row(name: str, seconds: float) -> str:
+        return f"{name:<48} {seconds:>8.3f} {r.queries / seconds:>10.1f}"
+
     lines = [
-        f"index {result.index}: {result.queries} queries, top {result.hits}, "
-        f"{result.threads} thread(s), structure {result.structure}; best of warm runs",
-        f"{'system':<38} {'seconds':>8} {'queries/s':>10}",
-        f"{'clir search (query build + search + run)':<38} {result.clir_seconds:>8.3f} "
-        f"{result.clir_qps:>10.1f}",
-        f"{'Anserini batch_search (+ results)':<38} {result.anserini_seconds:>8.3f} "
-        f"{result.anserini_qps:>10.1f}",
-        f"ratio clir / Anserini (queries/s): {result.clir_qps / result.anserini_qps:.2f}",
+        f"index {r.index}: {r.queries} queries, top {r.hits}, {r.threads} thread(s); "
+        f"best of warm runs",
+        f"{'system':<48} {'seconds':>8} {'queries/s':>10}",
+        row("Anserini batch_search, plain strings (+ results)", r.anserini_seconds),
+        row("clir search, plain strings (build+search+run)", r.plain_seconds),
     ]
+    ratio = r.anserini_seconds / r.plain_seconds
+    lines.append(f"ratio clir / Anserini, plain strings (queries/s): {ratio:.2f}")
+    if r.structured_seconds is not None and r.translate_seconds is not None:
+        total = r.translate_seconds + r.structured_seconds
+        lines += [
+            row(f"translation only ({r.translation})", r.translate_seconds),
+            row(f"clir search, translated, structure {r.structure}", r.structured_seconds),
+            f"ratio structured / plain strings (queries/s): "
+            f"{r.plain_seconds / r.structured_seconds:.2f}",
+            f"share of time translating: {100 * r.translate_seconds / total:.1f} %",
+        ]
     return "\n".join(lines)

@@ -13,8 +13,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import ClirError, UsageError
+
+if TYPE_CHECKING:
+    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.translate.pipeline import TranslationOptions
 
 DEFAULT_HITS = 1000
 DEFAULT_K1 = 0.9
@@ -77,6 +82,84 @@ def _bm25_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _translation_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("translation and expansion (thesis chapter 5)")
+    group.add_argument(
+        "--translate",
+        default="none",
+        choices=["none", "dict", "mt", "embed"],
+        help="how English queries become document-language queries "
+        "(default: none, the untranslated query)",
+    )
+    group.add_argument(
+        "--dict",
+        dest="dictionary",
+        metavar="SPEC",
+        help="freedict:eng-fra[+fra-eng], cedict or a TSV file "
+        "(default: a FreeDict/CC-CEDICT dictionary for the index language)",
+    )
+    group.add_argument(
+        "--dict-mode",
+        default="all",
+        choices=["all", "first", "weighted"],
+        help="candidates kept per term (default: all)",
+    )
+    group.add_argument(
+        "--parallel",
+        metavar="FILE.tsv",
+        help="--dict-mode weighted: parallel text to estimate p(target|source)",
+    )
+    group.add_argument("--mt", metavar="SPEC", help="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv")
+    group.add_argument(
+        "--mt-target-lang",
+        metavar="CODE",
+        help="hf NLLB/M2M100 models: target language token, e.g. fra_Latn",
+    )
+    group.add_argument(
+        "--embed",
+        metavar="FILE.vec",
+        help="aligned embeddings: one language-prefixed file or SOURCE.vec,TARGET.vec",
+    )
+    group.add_argument("--embed-top", type=int, default=1, help="candidates per term (default: 1)")
+    group.add_argument("--w-major", type=float, default=1.0, help="equation 5.2 (default: 1.0)")
+    group.add_argument("--w-context", type=float, default=0.2, help="equation 5.2 (default: 0.2)")
+    group.add_argument("--expand", choices=["wordnet"], help="pre-translation expansion")
+    group.add_argument(
+        "--wordnet-synonyms", type=int, default=3, help="synonyms added per term (default: 3)"
+    )
+    group.add_argument(
+        "--wordnet-weight",
+        type=float,
+        default=0.5,
+        help="weight of a synonym relative to the original word (default: 0.5)",
+    )
+
+
+def _feedback_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("pseudo-relevance feedback (after translation)")
+    group.add_argument("--prf", choices=["rocchio", "rm3"], help="feedback method")
+    group.add_argument("--fb-docs", type=int, default=10, help="feedback documents (default: 10)")
+    group.add_argument("--fb-terms", type=int, default=10, help="feedback terms (default: 10)")
+    group.add_argument(
+        "--alpha",
+        type=float,
+        default=1.0,
+        help="Rocchio: weight of the original query (default: 1.0)",
+    )
+    group.add_argument(
+        "--beta",
+        type=float,
+        default=0.75,
+        help="Rocchio: weight of the feedback terms (default: 0.75)",
+    )
+    group.add_argument(
+        "--original-weight",
+        type=float,
+        default=0.5,
+        help="RM3: weight of the original query (default: 0.5)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
     parser = argparse.ArgumentParser(
@@ -129,7 +212,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, type=Path, help="TREC run file to write")
     _bm25_options(p)
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
+    _translation_options(p)
+    _feedback_options(p)
     p.set_defaults(handler=cmd_search)
+
+    p = commands.add_parser(
+        "translate",
+        parents=[common],
+        help="translate topics, for inspection",
+        description="Write what a translator produces: .jsonl keeps each "
+        "term's weighted alternatives, .tsv a bag per topic.",
+    )
+    _topic_options(p)
+    p.add_argument("--output", required=True, type=Path, help="T.translated.tsv or .jsonl")
+    p.add_argument("--target-lang", help="document language (default: the --index's language)")
+    p.add_argument("--index", type=Path, help="index whose language is the target language")
+    _translation_options(p)
+    p.set_defaults(handler=cmd_translate)
 
     p = commands.add_parser(
         "eval",
@@ -180,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--index", required=True, type=Path)
     _topic_options(b)
     _bm25_options(b)
+    _translation_options(b)
     b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
     b.set_defaults(handler=cmd_bench_search)
 
@@ -238,10 +338,43 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    from clir_toolkit.search import plain_queries, search_to_run
+def _translation(args: argparse.Namespace) -> TranslationOptions:
+    from clir_toolkit.translate.pipeline import TranslationOptions
 
-    queries = plain_queries(_read_topics(args))
+    return TranslationOptions(
+        translate=args.translate,
+        dictionary=args.dictionary,
+        dict_mode=args.dict_mode,
+        parallel=args.parallel,
+        mt=args.mt,
+        mt_target_lang=args.mt_target_lang,
+        embed=args.embed,
+        embed_top=args.embed_top,
+        w_major=args.w_major,
+        w_context=args.w_context,
+        expand=args.expand,
+        wordnet_synonyms=args.wordnet_synonyms,
+        wordnet_weight=args.wordnet_weight,
+    )
+
+
+def _feedback(args: argparse.Namespace) -> Feedback | None:
+    from clir_toolkit.expand.feedback import Feedback
+
+    if args.prf is None:
+        return None
+    if args.prf == "rm3":
+        return Feedback.rm3(args.fb_docs, args.fb_terms, args.original_weight)
+    return Feedback("rocchio", args.fb_docs, args.fb_terms, args.alpha, args.beta)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.search import search_to_run
+    from clir_toolkit.translate.pipeline import build_queries
+
+    language = read_index_info(args.index).language
+    queries = build_queries(_read_topics(args), _translation(args), language)
     stats = search_to_run(
         args.index,
         queries,
@@ -253,12 +386,28 @@ def cmd_search(args: argparse.Namespace) -> int:
         threads=args.threads,
         tag=args.tag,
         progress=not args.quiet,
+        feedback=_feedback(args),
     )
     if not args.quiet:
         print(
             f"{stats.queries} queries, {stats.hits} hits → {args.output} ({stats.seconds:.2f} s)",
             file=sys.stderr,
         )
+    return 0
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.translate.pipeline import build_queries, write_translations
+
+    if args.target_lang is None and args.index is None:
+        raise UsageError("clir translate needs --target-lang L or --index IDX")
+    language = args.target_lang or read_index_info(args.index).language
+    queries = build_queries(_read_topics(args), _translation(args), language)
+    write_translations(args.output, queries)
+    if not args.quiet:
+        for query in queries[:3]:
+            print(f"{query.qid}: {query.describe()}", file=sys.stderr)
     return 0
 
 
@@ -290,6 +439,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         structure=args.structure,
         threads=args.threads,
         repeat=args.repeat,
+        translation=_translation(args),
     )
     print(format_bench_search(result))
     return 0

@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import Analyzer
@@ -44,6 +44,9 @@ from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import RunRow, Topic, write_run
 from clir_toolkit.index import read_index_info
 from clir_toolkit.query import StructuredQuery
+
+if TYPE_CHECKING:
+    from clir_toolkit.expand.feedback import Feedback
 
 Structure = Literal["and", "or", "syn"]
 STRUCTURES: tuple[str, ...] = ("and", "or", "syn")
@@ -69,6 +72,18 @@ class SearchStats:
     empty_queries: list[str]
     hits: int
     seconds: float
+
+
+def parse_java_map(text: str) -> dict[str, int]:
+    """``{term=3, other=1}`` (``Map.toString()`` of a document vector) as a dict."""
+    body = text.strip()[1:-1]
+    if not body:
+        return {}
+    result = {}
+    for item in body.split(", "):
+        term, _, count = item.rpartition("=")
+        result[term] = int(count)
+    return result
 
 
 def parse_hits(text: str) -> list[Hit]:
@@ -103,6 +118,7 @@ class Searcher:
         self._searcher.setSimilarity(c.BM25Similarity(float(k1), float(b)))
         # Score descending, ties by docid descending: the order trec_eval evaluates in, so
         # the cut-off at `hits` keeps the documents trec_eval would rank first.
+        self._df_cache: dict[str, int] = {}
         self._sort = c.Sort(
             c.SortField.FIELD_SCORE, c.SortField(ID_FIELD, c.SortFieldType.STRING_VAL, True)
         )
@@ -195,12 +211,51 @@ class Searcher:
         return builder.build()
 
     # --- searching ----------------------------------------------------------------------
-    def search(self, query: StructuredQuery, hits: int = 1000, structure: str = "or") -> list[Hit]:
-        """The top ``hits`` documents for one query, best first (ties by docid)."""
+    def search(
+        self,
+        query: StructuredQuery,
+        hits: int = 1000,
+        structure: str = "or",
+        feedback: Feedback | None = None,
+    ) -> list[Hit]:
+        """The top ``hits`` documents for one query, best first (ties by docid).
+
+        With ``feedback`` (Rocchio or RM3), a first search finds the feedback documents
+        and the query is expanded with their terms before the final search.
+        """
         lucene_query = self.lucene_query(query, structure)
         if lucene_query is None:
             return []
+        if feedback is not None:
+            lucene_query = feedback.expand(self, lucene_query, len(self.analysed(query)))
         return self.search_lucene(lucene_query, hits)
+
+    # --- what feedback needs: document vectors, statistics, weighted bags ---------------
+    def document_vector(self, docid: str) -> dict[str, int]:
+        """Term frequencies of a document, from the vectors stored at indexing time."""
+        utils = self._classes.IndexReaderUtils
+        vector = utils.getDocumentVector(self._reader, docid)
+        if vector is None:
+            return {}
+        return parse_java_map(vector.toString())
+
+    def document_frequency(self, term: str) -> int:
+        """In how many documents ``term`` (an index term) occurs; cached."""
+        if term not in self._df_cache:
+            c = self._classes
+            self._df_cache[term] = int(self._reader.docFreq(c.Term(CONTENTS_FIELD, term)))
+        return self._df_cache[term]
+
+    def weighted_terms_query(self, weights: dict[str, float]) -> Any:
+        """A bag of index terms (no analysis), each boosted by its weight."""
+        clauses = [self._term_query(t, w) for t, w in weights.items() if w > 0]
+        return self._boolean(clauses, self._classes.SHOULD)
+
+    def combine(self, weighted: Sequence[tuple[Any, float]]) -> Any:
+        """SHOULD-combination of sub-queries, each boosted by its weight."""
+        c = self._classes
+        clauses = [q if w == 1.0 else c.BoostQuery(q, float(w)) for q, w in weighted if w > 0]
+        return self._boolean(clauses, c.SHOULD)
 
     def search_lucene(self, lucene_query: Any, hits: int) -> list[Hit]:
         """Run a Lucene ``Query`` built elsewhere (e.g. by feedback expansion)."""
@@ -213,6 +268,7 @@ class Searcher:
         hits: int = 1000,
         structure: str = "or",
         progress: bool = True,
+        feedback: Feedback | None = None,
     ) -> Iterator[tuple[str, list[Hit]]]:
         """(qid, hits) for each query, in order, one query in Java memory at a time."""
         from tqdm import tqdm
@@ -220,7 +276,7 @@ class Searcher:
         for query in tqdm(
             queries, desc="searching", unit=" queries", disable=not progress or None, leave=False
         ):
-            yield query.qid, self.search(query, hits, structure)
+            yield query.qid, self.search(query, hits, structure, feedback)
 
 
 class _LuceneClasses:
@@ -246,6 +302,7 @@ class _LuceneClasses:
         self.Sort = load("org.apache.lucene.search.Sort")
         self.SortField = load("org.apache.lucene.search.SortField")
         self.SortFieldType = load("org.apache.lucene.search.SortField$Type")
+        self.IndexReaderUtils = load("io.anserini.index.IndexReaderUtils")
 
 
 def plain_queries(topics: Iterable[Topic]) -> list[StructuredQuery]:
@@ -265,6 +322,7 @@ def search_to_run(
     threads: int = 1,
     tag: str = "clir",
     progress: bool = True,
+    feedback: Feedback | None = None,
 ) -> SearchStats:
     """Search every query and write one TREC run (atomically, sorted, ties by docid)."""
     if structure not in STRUCTURES:
@@ -275,7 +333,7 @@ def search_to_run(
     rows: list[RunRow] = []
     empty: list[str] = []
     with Searcher(index, k1=k1, b=b, threads=threads) as searcher:
-        for qid, found in searcher.batch_search(queries, hits, structure, progress):
+        for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
             if not found:
                 empty.append(qid)
             rows.extend(

@@ -1,0 +1,49 @@
+"""Query translation: source-language queries in, structured target-language queries out.
+
+Every translator implements :class:`Translator`: it takes structured queries in the query
+language (plain ones, or ones expanded with WordNet synonyms) and returns, for every
+source term, a weighted set of target-language alternatives. The structure survives until
+:mod:`clir_toolkit.search` builds the Lucene query (``and``, ``or`` or ``syn``).
+
+Three families, one module each:
+
+* :mod:`.dictionary` — bilingual dictionaries (FreeDict, CC-CEDICT, a user's TSV); the
+  thesis' §5.2, with Pirkola's structure available at search time;
+* :mod:`.mt` — machine translation of the whole query (Apertium, a local Hugging Face
+  model, or a file of translations made elsewhere);
+* :mod:`.embedding` — nearest neighbours in a cross-lingual word-embedding space, scored
+  with the query context (thesis §5.3, equation 5.2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from clir_toolkit.query import StructuredQuery
+
+#: Lucene's classic English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``): function
+#: words are not translated — their translations are stop words or noise.
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+
+_WORD = re.compile(r"[\w][\w'’-]*", re.UNICODE)
+
+
+def source_words(text: str) -> list[str]:
+    """Lower-cased words of a source-language text (punctuation dropped, hyphens kept)."""
+    return [m.group().lower().strip("'’-") for m in _WORD.finditer(text)]
+
+
+class Translator(Protocol):
+    """Turns source-language structured queries into target-language ones."""
+
+    #: A short description for run tags and logs, e.g. ``dict:freedict:eng-fra/all``.
+    name: str
+
+    def translate(self, queries: Sequence[StructuredQuery]) -> list[StructuredQuery]:
+        """Translate a batch (MT systems translate faster in batches)."""
+        ...

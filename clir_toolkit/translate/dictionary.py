@@ -1,0 +1,178 @@
+"""Dictionary-based query translation (thesis §5.2; Pirkola 1998; Darwish & Oard 2003).
+
+Each source term is looked up in a bilingual dictionary, longest multi-word match first
+("file system" before "file"), and replaced by its candidate translations. A term the
+dictionary lacks is kept as it is (names, commands and numbers often survive unchanged).
+English stop words are not translated. Three modes decide what a term keeps:
+
+``all``
+    every candidate, weight 1 each — the thesis' form; combined at search time as
+    ``(a1 OR a2 ...) AND (b1 OR ...)`` (structure ``and``), one bag (``or``) or Pirkola's
+    synonym pseudo-terms (``syn``);
+``first``
+    the first candidate only (dictionaries list the commonest sense first);
+``weighted``
+    every candidate, weighted by a translation probability p(t | s) — the probabilistic
+    structured query of Darwish & Oard (2003). Probabilities come from the dictionary
+    (a user TSV can carry them) or are estimated on parallel text by
+    :func:`estimate_translation_probabilities` (IBM Model 1 restricted to the dictionary's
+    candidate pairs).
+
+When the query was expanded before translation (WordNet synonyms as extra alternatives of
+a term), each alternative is translated and its weight multiplies its candidates' weights.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import UsageError
+from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery
+from clir_toolkit.translate import ENGLISH_STOP_WORDS, source_words
+
+DICT_MODES = ("all", "first", "weighted")
+
+
+class DictionaryTranslator:
+    """Word-by-word (and phrase-by-phrase) translation with a bilingual dictionary."""
+
+    def __init__(
+        self,
+        dictionary: Any,
+        mode: str = "all",
+        probabilities: dict[str, dict[str, float]] | None = None,
+    ) -> None:
+        if mode not in DICT_MODES:
+            raise UsageError(f"unknown --dict-mode '{mode}' (use one of: {', '.join(DICT_MODES)})")
+        self.dictionary = dictionary
+        self.mode = mode
+        self.probabilities = probabilities
+        self.name = f"dict:{getattr(dictionary, 'name', 'dictionary')}/{mode}"
+
+    def translate(self, queries: Sequence[StructuredQuery]) -> list[StructuredQuery]:
+        return [self.translate_one(query) for query in queries]
+
+    def translate_one(self, query: StructuredQuery) -> StructuredQuery:
+        terms: list[QueryTerm] = []
+        for source, alternatives in self._phrases(query):
+            translated: dict[str, float] = {}
+            for alternative in alternatives:
+                for text, weight in self.candidates(alternative.text):
+                    translated[text] = translated.get(text, 0.0) + weight * alternative.weight
+            if translated:
+                terms.append(
+                    QueryTerm(source, tuple(Alternative(t, w) for t, w in translated.items()))
+                )
+        return StructuredQuery(query.qid, tuple(terms), query.original)
+
+    def _phrases(self, query: StructuredQuery) -> list[tuple[str, list[Alternative]]]:
+        """Source terms, merging consecutive plain words that form a dictionary headword."""
+        terms = [t for t in query.terms if source_words(t.source)]
+        words = [source_words(t.source) for t in terms]
+        flat = [w for ws in words for w in ws]
+        # Longest match runs over the original words when each term is one word; the
+        # alternatives of a term (e.g. WordNet synonyms) are translated one by one.
+        plain = all(len(ws) == 1 for ws in words)
+        result: list[tuple[str, list[Alternative]]] = []
+        if plain:
+            i = 0
+            while i < len(flat):
+                length, _ = self.dictionary.lookup_longest(flat, i)
+                if length > 1:
+                    phrase = " ".join(flat[i : i + length])
+                    result.append((phrase, [Alternative(phrase)]))
+                    i += length
+                    continue
+                result.append((flat[i], list(terms[i].alternatives)))
+                i += 1
+            return result
+        return [(term.source, list(term.alternatives)) for term in terms]
+
+    def candidates(self, text: str) -> list[tuple[str, float]]:
+        """Weighted translations of one source word or phrase (itself if untranslatable)."""
+        words = source_words(text)
+        if not words or all(w in ENGLISH_STOP_WORDS for w in words):
+            return []
+        phrase = " ".join(words)
+        found = list(self.dictionary.translations(phrase))
+        if not found and len(words) > 1:
+            # An expansion phrase the dictionary lacks: translate its words as one bag.
+            return [c for w in words if w not in ENGLISH_STOP_WORDS for c in self.candidates(w)]
+        if not found:
+            return [(phrase, 1.0)]
+        if self.mode == "first":
+            return [(found[0], 1.0)]
+        if self.mode == "all":
+            return [(c, 1.0) for c in found]
+        return list(zip(found, self._weights(phrase, found), strict=True))
+
+    def _weights(self, phrase: str, found: list[str]) -> list[float]:
+        if self.probabilities is not None and phrase in self.probabilities:
+            table = self.probabilities[phrase]
+            raw = [table.get(c, 0.0) for c in found]
+        else:
+            raw = list(self.dictionary.weights(phrase))
+        # Smooth so that no dictionary candidate vanishes, then normalise to sum 1.
+        smoothed = [w + 0.01 for w in raw]
+        total = sum(smoothed)
+        return [w / total for w in smoothed]
+
+
+def estimate_translation_probabilities(
+    dictionary: Any, pairs: Iterable[tuple[str, str]], iterations: int = 5
+) -> dict[str, dict[str, float]]:
+    """p(target | source) by IBM Model 1 EM (Brown et al. 1993) over dictionary pairs only.
+
+    Each sentence pair's target words are explained by its source words; alignment is only
+    allowed between a source word and its dictionary candidates, so the model re-weights
+    the dictionary instead of inventing translations. Starts uniform over candidates.
+    """
+    corpus: list[tuple[list[str], set[str]]] = []
+    for english, foreign in pairs:
+        source = [w for w in source_words(english) if w not in ENGLISH_STOP_WORDS]
+        corpus.append((source, set(source_words(foreign))))
+    table: dict[str, dict[str, float]] = {}
+    for source, _ in corpus:
+        for word in source:
+            if word not in table and word in dictionary:
+                found = [c for c in dictionary.translations(word) if " " not in c]
+                if found:
+                    table[word] = {c.lower(): 1.0 / len(found) for c in found}
+    for _ in range(iterations):
+        counts: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        for source, foreign_words in corpus:
+            links = [(s, t) for s in source if s in table for t in table[s] if t in foreign_words]
+            by_target: dict[str, float] = defaultdict(float)
+            for s, t in links:
+                by_target[t] += table[s][t]
+            for s, t in links:
+                counts[s][t] += table[s][t] / by_target[t]
+        for s, row in table.items():
+            total = sum(counts[s].values())
+            if total > 0:
+                table[s] = {t: counts[s].get(t, 0.0) / total for t in row}
+    return table
+
+
+def read_parallel_pairs(path: str | Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """``english<TAB>foreign`` lines of a parallel TSV (as ``clir resource parallel`` writes)."""
+    from clir_toolkit.errors import FormatError
+
+    pairs = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 2:
+                raise FormatError(
+                    path,
+                    number,
+                    f"expected 2 tab-separated columns, found {len(parts)}",
+                    "english<TAB>foreign per line",
+                )
+            pairs.append((parts[0], parts[1]))
+            if limit and len(pairs) >= limit:
+                break
+    return pairs

@@ -1,0 +1,150 @@
+"""From topics to the structured queries a search runs: expand → translate.
+
+The order is the thesis' (§5.2): WordNet expansion acts on the English query, before
+translation; Rocchio/RM3 feedback acts on the translated query, inside the search
+(:mod:`clir_toolkit.expand.feedback`). This module builds the first two steps from the
+command line's options, so that ``clir search`` and ``clir translate`` share them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clir_toolkit.errors import UsageError
+from clir_toolkit.files import atomic_write
+from clir_toolkit.formats import Topic
+from clir_toolkit.query import StructuredQuery
+from clir_toolkit.translate import Translator
+
+TRANSLATIONS = ("none", "dict", "mt", "embed")
+
+#: The dictionary used for each document language when ``--dict`` is not given.
+DEFAULT_DICTIONARIES = {
+    "fr": "freedict:eng-fra+fra-eng",
+    "de": "freedict:eng-deu",
+    "es": "freedict:eng-spa",
+    "it": "freedict:eng-ita",
+    "ru": "freedict:eng-rus",
+    "ja": "freedict:eng-jpn",
+    "zh": "cedict",
+}
+
+
+@dataclass(frozen=True)
+class TranslationOptions:
+    """The translation and pre-translation expansion options of ``clir search``."""
+
+    translate: str = "none"
+    dictionary: str | None = None
+    dict_mode: str = "all"
+    parallel: str | None = None
+    mt: str | None = None
+    mt_target_lang: str | None = None
+    embed: str | None = None
+    embed_top: int = 1
+    w_major: float = 1.0
+    w_context: float = 0.2
+    expand: str | None = None
+    wordnet_synonyms: int = 3
+    wordnet_weight: float = 0.5
+    device: str = "auto"
+
+    def describe(self) -> str:
+        parts = [] if self.expand is None else [self.expand]
+        if self.translate == "dict":
+            parts.append(f"dict:{self.dictionary or 'default'}/{self.dict_mode}")
+        elif self.translate == "mt":
+            parts.append(f"mt:{self.mt}")
+        elif self.translate == "embed":
+            parts.append(f"embed/top{self.embed_top}")
+        return "+".join(parts) or "untranslated"
+
+
+def make_translator(options: TranslationOptions, target_lang: str) -> Translator | None:
+    """The translator the options name, for documents in ``target_lang``; None for none."""
+    if options.translate not in TRANSLATIONS:
+        raise UsageError(
+            f"unknown --translate '{options.translate}' (use one of: {', '.join(TRANSLATIONS)})"
+        )
+    if options.translate == "none":
+        return None
+    if options.translate == "dict":
+        from clir_toolkit.resources.dictionary import load_dictionary
+        from clir_toolkit.translate.dictionary import (
+            DictionaryTranslator,
+            estimate_translation_probabilities,
+            read_parallel_pairs,
+        )
+
+        spec = options.dictionary or DEFAULT_DICTIONARIES.get(target_lang)
+        if spec is None:
+            raise UsageError(
+                f"no default dictionary for documents in '{target_lang}' "
+                "(pass --dict freedict:eng-XXX, cedict or a TSV file)"
+            )
+        dictionary = load_dictionary(spec)
+        probabilities = None
+        if options.dict_mode == "weighted" and options.parallel:
+            pairs = read_parallel_pairs(options.parallel)
+            probabilities = estimate_translation_probabilities(dictionary, pairs)
+        return DictionaryTranslator(dictionary, options.dict_mode, probabilities)
+    if options.translate == "mt":
+        from clir_toolkit.translate.mt import make_machine_translator
+
+        if not options.mt:
+            raise UsageError("--translate mt needs --mt apertium:eng-spa|hf:MODEL_DIR|file:T.tsv")
+        return make_machine_translator(options.mt, options.mt_target_lang, options.device)
+    from clir_toolkit.translate.embedding import EmbeddingSpace, EmbeddingTranslator
+
+    if not options.embed:
+        raise UsageError("--translate embed needs --embed FILE.vec (or SOURCE.vec,TARGET.vec)")
+    space = EmbeddingSpace.load(options.embed, "en", target_lang)
+    return EmbeddingTranslator(space, options.embed_top, options.w_major, options.w_context)
+
+
+def build_queries(
+    topics: Sequence[Topic], options: TranslationOptions, target_lang: str
+) -> list[StructuredQuery]:
+    """Plain queries of the topics, expanded (WordNet) and translated as the options say."""
+    queries = [StructuredQuery.plain(t.qid, t.query) for t in topics]
+    if options.expand == "wordnet":
+        from clir_toolkit.expand.wordnet import WordNetExpander
+
+        queries = WordNetExpander(options.wordnet_synonyms, options.wordnet_weight).expand(queries)
+    elif options.expand is not None:
+        raise UsageError(f"unknown --expand '{options.expand}' (use wordnet)")
+    translator = make_translator(options, target_lang)
+    return queries if translator is None else translator.translate(queries)
+
+
+def write_translations(path: str | Path, queries: Sequence[StructuredQuery]) -> None:
+    """Write translated queries: ``.jsonl`` keeps the structure, ``.tsv`` a readable bag.
+
+    The TSV (``qid<TAB>all alternatives``) is a topics file that any tool can search; the
+    JSONL records each source term with its weighted alternatives.
+    """
+    path = Path(path)
+    with atomic_write(path) as handle:
+        for query in queries:
+            if path.suffix == ".jsonl":
+                record = {
+                    "qid": query.qid,
+                    "original": query.original,
+                    "terms": [
+                        {
+                            "source": t.source,
+                            "alternatives": [
+                                {"text": a.text, "weight": round(a.weight, 6)}
+                                for a in t.alternatives
+                            ],
+                        }
+                        for t in query.terms
+                    ],
+                }
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            else:
+                bag = " ".join(a.text for t in query.terms for a in t.alternatives)
+                handle.write(f"{query.qid}\t{' '.join(bag.split())}\n")
