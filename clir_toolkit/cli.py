@@ -267,6 +267,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_eval)
 
     p = commands.add_parser(
+        "run",
+        parents=[common],
+        help="run TOML recipes and regenerate RESULTS.md",
+        description="Run recipes (one TOML file per system) on their collections: build "
+        "what is missing, write the runs under runs/, regenerate RESULTS.md beside the recipes.",
+    )
+    p.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE.toml")
+    p.add_argument(
+        "--results", type=Path, help="where to write RESULTS.md (default: beside the first recipe)"
+    )
+    p.set_defaults(handler=cmd_run)
+
+    p = commands.add_parser(
         "bench",
         parents=[common],
         help="benchmarks (speed)",
@@ -424,6 +437,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         alpha=args.alpha,
     )
     print(format_result(result, args.format, per_query=args.per_query))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from clir_toolkit.recipes import run_recipes
+
+    results = run_recipes(args.recipes, quiet=args.quiet, results=args.results)
+    print(f"wrote {results}")
     return 0
 
 

@@ -1,0 +1,365 @@
+"""Recipes: one TOML file per system, run over collections, with a generated RESULTS.md.
+
+A recipe names a system and the collections it runs on; ``clir run baselines/*.toml``
+builds what is missing (collections, indexes), writes every run under ``runs/`` and
+regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"``) recipe::
+
+    name = "dict-syn"                       # the run's name and tag
+    title = "dictionary, Pirkola structure" # the row label in RESULTS.md
+    group = "dictionary form"               # rows compared with each other
+    languages = ["fr", "de"]                # man-page collections en→L
+    variant = "standard"                    # or "hard" (documents without NAME)
+    topics = "english"                      # or "human" (the monolingual reference)
+    baseline = false                        # true for the run others are tested against
+
+    [search]                                # options of `clir search`
+    translate = "dict"
+    structure = "syn"
+    k1 = 1.2
+    b = 0.75
+
+    [tune]                                  # optional grid, chosen on the dev split only
+    k1 = [0.9, 1.2]
+
+Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
+run once with the chosen values and reported as it comes out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ClirError, FormatError
+
+SPLITS = ("dev", "test")
+TUNE_MEASURE = "nDCG@10"
+
+SEARCH_KEYS = {
+    "translate",
+    "dictionary",
+    "dict_mode",
+    "parallel",
+    "mt",
+    "mt_target_lang",
+    "embed",
+    "embed_top",
+    "w_major",
+    "w_context",
+    "expand",
+    "wordnet_synonyms",
+    "wordnet_weight",
+    "structure",
+    "k1",
+    "b",
+    "hits",
+    "prf",
+    "fb_docs",
+    "fb_terms",
+    "alpha",
+    "beta",
+    "original_weight",
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One system, as read from its TOML file."""
+
+    path: Path
+    name: str
+    title: str
+    group: str
+    languages: tuple[str, ...]
+    variant: str = "standard"
+    topics: str = "english"
+    baseline: bool = False
+    kind: str = "search"
+    search: dict[str, Any] = field(default_factory=dict)
+    tune: dict[str, list[Any]] = field(default_factory=dict)
+    rerank: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where collections, indexes and runs live (relative to the repository root)."""
+
+    data: Path = Path("data")
+    indexes: Path = Path("indexes")
+    runs: Path = Path("runs")
+    models: Path = Path("models")
+
+    def collection_name(self, language: str, variant: str) -> str:
+        return f"manpages-en-{language}" + ("" if variant == "standard" else f"-{variant}")
+
+    def collection(self, language: str, variant: str) -> Path:
+        return self.data / self.collection_name(language, variant)
+
+    def index(self, language: str, variant: str) -> Path:
+        return self.indexes / self.collection_name(language, variant)
+
+    def run(self, recipe: Recipe, language: str, split: str) -> Path:
+        return (
+            self.runs
+            / self.collection_name(language, recipe.variant)
+            / split
+            / (f"{recipe.name}.trec")
+        )
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and validate one recipe file."""
+    path = Path(path)
+    try:
+        values = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ClirError(f"{path}: no such recipe") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise FormatError(path, None, f"invalid TOML: {exc}") from exc
+    known = {
+        "name",
+        "title",
+        "group",
+        "languages",
+        "variant",
+        "topics",
+        "baseline",
+        "kind",
+        "search",
+        "tune",
+        "rerank",
+    }
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise FormatError(
+            path,
+            None,
+            f"unknown keys {', '.join(unknown)}",
+            f"a recipe may have: {', '.join(sorted(known))}",
+        )
+    for section in ("search", "tune"):
+        bad = sorted(set(values.get(section, {})) - SEARCH_KEYS)
+        if bad:
+            raise FormatError(
+                path,
+                None,
+                f"unknown [{section}] options {', '.join(bad)}",
+                "use the option names of 'clir search' with underscores",
+            )
+    name = values.get("name") or path.stem
+    if values.get("topics", "english") not in ("english", "human"):
+        raise FormatError(path, None, "topics must be 'english' or 'human'")
+    if values.get("kind", "search") not in ("search", "rerank"):
+        raise FormatError(path, None, "kind must be 'search' or 'rerank'")
+    tune = values.get("tune", {})
+    if any(not isinstance(v, list) or not v for v in tune.values()):
+        raise FormatError(path, None, "every [tune] option needs a non-empty list of values")
+    return Recipe(
+        path=path,
+        name=name,
+        title=values.get("title", name),
+        group=values.get("group", "other"),
+        languages=tuple(values.get("languages", ["fr"])),
+        variant=values.get("variant", "standard"),
+        topics=values.get("topics", "english"),
+        baseline=bool(values.get("baseline", False)),
+        kind=values.get("kind", "search"),
+        search=dict(values.get("search", {})),
+        tune={k: list(v) for k, v in tune.items()},
+        rerank=dict(values.get("rerank", {})),
+    )
+
+
+def ensure_collection(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
+    """The man-page collection en→language, built if it is not there yet."""
+    path = workspace.collection(language, variant)
+    if not (path / "manifest.json").is_file():
+        from clir_toolkit.collection.manpages import build_manpages_collection
+
+        log(quiet, f"building collection {path}")
+        build_manpages_collection(language, path, variant=variant, progress=not quiet)
+    return path
+
+
+def ensure_index(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
+    """The index of that collection, built if missing or built from another collection."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.index import build_index, read_index_info
+
+    collection = ensure_collection(workspace, language, variant, quiet)
+    index = workspace.index(language, variant)
+    fingerprint = open_collection(collection).fingerprint()
+    try:
+        current = read_index_info(index).collection_sha256 == fingerprint
+    except ClirError:
+        current = False
+    if not current:
+        log(quiet, f"indexing {collection} → {index}")
+        build_index(collection, index, verbose=False)
+    return index
+
+
+def log(quiet: bool, message: str) -> None:
+    if not quiet:
+        print(message, file=sys.stderr)
+
+
+def search_run(
+    recipe: Recipe,
+    options: dict[str, Any],
+    index: Path,
+    topics_path: Path,
+    output: Path,
+    language: str,
+    quiet: bool,
+) -> None:
+    """One first-stage run with the recipe's options (``clir search`` as a library call)."""
+    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.search import search_to_run
+    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+
+    translation_keys = set(TranslationOptions.__dataclass_fields__)
+    translation = TranslationOptions(**{k: v for k, v in options.items() if k in translation_keys})
+    if recipe.topics == "human":
+        translation = replace(translation, translate="none", expand=None)
+    feedback = None
+    if options.get("prf") == "rm3":
+        feedback = Feedback.rm3(
+            options.get("fb_docs", 10),
+            options.get("fb_terms", 10),
+            options.get("original_weight", 0.5),
+        )
+    elif options.get("prf") == "rocchio":
+        feedback = Feedback(
+            "rocchio",
+            options.get("fb_docs", 10),
+            options.get("fb_terms", 10),
+            options.get("alpha", 1.0),
+            options.get("beta", 0.75),
+        )
+    queries = build_queries(read_topics(topics_path), translation, language)
+    search_to_run(
+        index,
+        queries,
+        output,
+        hits=options.get("hits", 1000),
+        k1=options.get("k1", 0.9),
+        b=options.get("b", 0.4),
+        structure=options.get("structure", "or"),
+        tag=recipe.name,
+        progress=False,
+        feedback=feedback,
+    )
+
+
+@dataclass
+class RecipeOutcome:
+    recipe: Recipe
+    language: str
+    runs: dict[str, Path]
+    chosen: dict[str, Any]
+    seconds: float
+
+
+def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the [tune] values (one empty combination when none)."""
+    keys = sorted(tune)
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*(tune[k] for k in keys))
+    ]
+
+
+def run_search_recipe(
+    recipe: Recipe, language: str, workspace: Workspace, quiet: bool
+) -> RecipeOutcome:
+    """Tune on dev (if asked), then write the dev and test runs of one language."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.evaluate import evaluate_runs
+
+    started = time.perf_counter()
+    index = ensure_index(workspace, language, recipe.variant, quiet)
+    collection = open_collection(workspace.collection(language, recipe.variant))
+    kind = "topics-human" if recipe.topics == "human" else "topics"
+    chosen: dict[str, Any] = {}
+    dev_run = workspace.run(recipe, language, "dev")
+    candidates = grid(recipe.tune)
+    if len(candidates) > 1:
+        best = None
+        for combination in candidates:
+            options = {**recipe.search, **combination}
+            search_run(
+                recipe, options, index, collection.split_file(kind, "dev"), dev_run, language, quiet
+            )
+            result = evaluate_runs(
+                collection.split_file("qrels", "dev"), [dev_run], measures=TUNE_MEASURE
+            )
+            score = next(iter(result.means.values()))[TUNE_MEASURE]
+            if best is None or score > best[0]:
+                best = (score, combination)
+        assert best is not None
+        chosen = best[1]
+    elif candidates and candidates[0]:
+        chosen = candidates[0]
+    runs = {}
+    for split in SPLITS:
+        output = workspace.run(recipe, language, split)
+        search_run(
+            recipe,
+            {**recipe.search, **chosen},
+            index,
+            collection.split_file(kind, split),
+            output,
+            language,
+            quiet,
+        )
+        runs[split] = output
+    return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
+
+
+RecipeRunner = Callable[[Recipe, str, Workspace, bool], RecipeOutcome]
+
+
+def run_recipes(
+    paths: Sequence[str | Path],
+    workspace: Workspace | None = None,
+    quiet: bool = False,
+    results: Path | None = None,
+) -> Path:
+    """Run every recipe on its languages and regenerate RESULTS.md; returns its path."""
+    from clir_toolkit.results import write_results
+
+    workspace = workspace or Workspace()
+    recipes = [load_recipe(p) for p in paths]
+    if not recipes:
+        raise ClirError("no recipes given (e.g. clir run baselines/*.toml)")
+    names = [r.name for r in recipes]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ClirError(f"two recipes share the name {', '.join(duplicates)}")
+    outcomes: list[RecipeOutcome] = []
+    started = time.perf_counter()
+    for recipe in recipes:
+        runner = recipe_runner(recipe)
+        for language in recipe.languages:
+            log(quiet, f"[{time.perf_counter() - started:6.0f} s] {recipe.name} on {language}")
+            outcomes.append(runner(recipe, language, workspace, quiet))
+    target = results or recipes[0].path.parent / "RESULTS.md"
+    command = "clir run " + " ".join(str(p) for p in paths)
+    write_results(target, outcomes, workspace, command, time.perf_counter() - started)
+    return target
+
+
+def recipe_runner(recipe: Recipe) -> RecipeRunner:
+    if recipe.kind == "rerank":
+        from clir_toolkit.rerank.recipe import run_rerank_recipe
+
+        return run_rerank_recipe
+    return run_search_recipe

@@ -1,0 +1,128 @@
+"""Generating RESULTS.md from the runs that ``clir run`` wrote.
+
+For every collection (language and variant) and split, one table of the seeds' measures
+over all recipes' runs, with paired t-tests (Holm-corrected) against the recipe marked
+``baseline = true``; then, per language, the row of each group that wins on the dev
+split's nDCG@10; then the hand-written ``NOTES.md`` beside the recipes, if there is one
+(where the results are discussed against the papers' conclusions).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clir_toolkit.evaluate import EvalResult, evaluate_runs, format_result
+from clir_toolkit.files import atomic_write
+
+if TYPE_CHECKING:
+    from clir_toolkit.recipes import RecipeOutcome, Workspace
+
+WIN_MEASURE = "nDCG@10"
+
+
+def write_results(
+    path: Path,
+    outcomes: Sequence[RecipeOutcome],
+    workspace: Workspace,
+    command: str,
+    seconds: float,
+) -> None:
+    """Write RESULTS.md (atomically) for the given recipe outcomes."""
+    by_collection: dict[tuple[str, str], list[RecipeOutcome]] = defaultdict(list)
+    for outcome in outcomes:
+        by_collection[(outcome.language, outcome.recipe.variant)].append(outcome)
+    lines = [
+        f"# {path.parent.name.capitalize()} results",
+        "",
+        "Generated — do not edit. Regenerate with:",
+        "",
+        f"    {command}",
+        "",
+        f"Took {seconds / 60:.1f} min on {platform.machine()} with "
+        f"{_cpu_count()} cores. Measures as in DESIGN.md; ▲/▼: significantly better/worse "
+        "than the baseline row (paired t-test, Holm correction over the other rows, "
+        "α = 0.05). Parameters in a recipe's [tune] table were chosen on the dev split; the "
+        "test split is reported as it came out.",
+        "",
+        "## Systems",
+        "",
+        "| run | system | group | parameters chosen on dev |",
+        "|---|---|---|---|",
+    ]
+    seen = set()
+    for outcome in outcomes:
+        recipe = outcome.recipe
+        if recipe.name in seen:
+            continue
+        seen.add(recipe.name)
+        chosen = "; ".join(
+            f"{o.language}: " + ", ".join(f"{k}={v}" for k, v in sorted(o.chosen.items()))
+            for o in outcomes
+            if o.recipe.name == recipe.name and o.chosen
+        )
+        baseline = " (baseline)" if recipe.baseline else ""
+        lines.append(
+            f"| {recipe.name}{baseline} | {recipe.title} | {recipe.group} | {chosen or '—'} |"
+        )
+    winners: list[str] = []
+    for (language, variant), group in by_collection.items():
+        name = workspace.collection_name(language, variant)
+        base = next((o for o in group if o.recipe.baseline), None)
+        for split in ("dev", "test"):
+            runs = [o.runs[split] for o in group if split in o.runs]
+            if not runs:
+                continue
+            qrels = workspace.collection(language, variant) / f"qrels.{split}.txt"
+            result = evaluate_runs(
+                qrels, runs, baseline=str(base.runs[split]) if base else None
+            )
+            lines += [
+                "",
+                f"## {name} — {split} ({len(result.qids)} queries)",
+                "",
+                format_result(result, "markdown"),
+            ]
+            if split == "dev":
+                winners += _winners(name, group, result)
+    if winners:
+        lines += [
+            "",
+            f"## Best of each group on the dev split ({WIN_MEASURE})",
+            "",
+            "| collection | group | best run | nDCG@10 | runner-up |",
+            "|---|---|---|---|---|",
+            *winners,
+        ]
+    notes = path.parent / "NOTES.md"
+    if notes.is_file():
+        lines += ["", notes.read_text(encoding="utf-8").rstrip()]
+    with atomic_write(path) as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def _winners(collection: str, group: Sequence[RecipeOutcome], result: EvalResult) -> list[str]:
+    """One table row per group of recipes with at least two members."""
+    by_group: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for outcome in group:
+        score = result.means[outcome.runs["dev"].stem][WIN_MEASURE]
+        by_group[outcome.recipe.group].append((score, outcome.recipe.name))
+    rows = []
+    for name, members in sorted(by_group.items()):
+        if len(members) < 2:
+            continue
+        ranked = sorted(members, key=lambda m: (-m[0], m[1]))
+        best, second = ranked[0], ranked[1]
+        rows.append(
+            f"| {collection} | {name} | {best[1]} | {best[0]:.4f} | {second[1]} ({second[0]:.4f}) |"
+        )
+    return rows
+
+
+def _cpu_count() -> int:
+    import os
+
+    return os.cpu_count() or 1
