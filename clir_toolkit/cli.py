@@ -173,6 +173,46 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = commands.add_parser(
+        "collection",
+        parents=[common],
+        help="build test collections (Debian man pages, ir_datasets)",
+        description="Build a collection directory: corpus, topics, human topics, graded "
+        "qrels and manifest, split 60/20/20 into train/dev/test.",
+    )
+    collection = p.add_subparsers(dest="collection_command", metavar="ACTION", required=True)
+    build = collection.add_parser("build", help="build a collection").add_subparsers(
+        dest="source", metavar="SOURCE", required=True
+    )
+    c = build.add_parser(
+        "manpages",
+        parents=[common],
+        help="English→L CLIR collection from Debian's translated man pages",
+    )
+    c.add_argument("--lang", required=True, help="fr, de, es, it, ru, ja or zh")
+    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    c.add_argument(
+        "--variant",
+        default="standard",
+        choices=["standard", "hard"],
+        help="hard: documents without their NAME section (default: standard)",
+    )
+    c.set_defaults(handler=cmd_collection_manpages)
+    c = build.add_parser(
+        "irds", parents=[common], help="a collection from an ir_datasets dataset (cached locally)"
+    )
+    c.add_argument(
+        "--dataset", required=True, help="wikiclir/LANG, hc4/LANG[/SPLIT], neuclir/1/LANG[/SUBSET]"
+    )
+    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    c.add_argument("--limit-docs", type=int, help="keep only the first N documents")
+    c.add_argument(
+        "--download",
+        action="store_true",
+        help="let ir_datasets fetch missing files (needs a network)",
+    )
+    c.set_defaults(handler=cmd_collection_irds)
+
+    p = commands.add_parser(
         "index",
         parents=[common],
         help="build a Lucene index from a collection",
@@ -329,6 +369,30 @@ def _read_topics(args: argparse.Namespace) -> list:
     return read_topics(
         args.topics, field=args.topic_field, lang=args.topic_lang, source=args.topic_source
     )
+
+
+def cmd_collection_manpages(args: argparse.Namespace) -> int:
+    from clir_toolkit.collection.manpages import build_manpages_collection, format_summary
+
+    summary = build_manpages_collection(
+        args.lang, args.out, variant=args.variant, progress=not args.quiet
+    )
+    print(format_summary(summary))
+    return 0
+
+
+def cmd_collection_irds(args: argparse.Namespace) -> int:
+    from clir_toolkit.collection.irds import build_irds_collection, format_summary
+
+    summary = build_irds_collection(
+        args.dataset,
+        args.out,
+        progress=not args.quiet,
+        limit_docs=args.limit_docs,
+        download=args.download,
+    )
+    print(format_summary(summary))
+    return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
