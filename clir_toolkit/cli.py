@@ -557,6 +557,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("clir: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `clir ... | head`: the reader left; say nothing more and let Python exit quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -17,6 +17,17 @@ from pathlib import Path
 from typing import IO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _publish_mode(path: Path, mode: int) -> None:
+    """Give a temporary file or directory the permissions a plain open() would have."""
+    os.chmod(path, mode & ~_umask())
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; rename it onto ``path`` if the block succeeds.
@@ -34,6 +45,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             handle = os.fdopen(fd, mode, encoding=encoding, newline="\n")
         with handle:
             yield handle
+        _publish_mode(Path(tmp_name), 0o666)  # mkstemp creates files readable by owner only
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -52,6 +64,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
+        _publish_mode(tmp, 0o777)  # mkdtemp creates directories for the owner only
         if target.exists():
             old = target.with_name(f".{target.name}.old")
             shutil.rmtree(old, ignore_errors=True)

@@ -115,3 +115,28 @@ def test_demo_prints_the_evaluation_table(tmp_path: Path) -> None:
     result = run_clir("demo", "--collection", str(TINY_FR), "--workdir", str(tmp_path), "--quiet")
     assert result.returncode == 0, result.stderr
     assert "bm25-human" in result.stdout and "nDCG@10" in result.stdout
+
+
+def test_outputs_get_ordinary_permissions(tmp_path: Path, fr_index: Path) -> None:
+    output = tmp_path / "run.trec"
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(output), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert output.stat().st_mode & 0o044 == 0o044  # readable by group and others (umask 022)
+    assert fr_index.stat().st_mode & 0o055 == 0o055
+
+
+def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
+    run = tmp_path / "r.trec"
+    run.write_text("".join(f"q{i} Q0 ls.1 1 1.0 x\n" for i in range(1, 7)))
+    code = ("import sys\nfrom clir_toolkit.cli import main\n"
+            f"sys.exit(main(['eval', '--qrels', '{TINY_FR / 'qrels.dev.txt'}', '{run}', "
+            "'--per-query']))\n")
+    # A reader that closes at once: `clir eval ... | head -0`.
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert b"Traceback" not in stderr and b"error" not in stderr
+    assert process.returncode == 141
