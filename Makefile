@@ -9,8 +9,17 @@ STAMP  := $(VENV)/.setup-stamp
 # The CPU build of PyTorch that this machine kind provides; installed before the package
 # because a bare torch requirement would pull several GB of CUDA packages.
 TORCH  := torch==2.13.0
-# Debian packages the toolkit needs at run time (installed only when missing).
-APT_PACKAGES :=
+# Debian packages the toolkit reads at run time (installed only when missing): the man pages
+# of the test collections, FreeDict dictionaries, WordNet, Apertium, and the gettext
+# catalogs of the parallel text.
+MANPAGES := manpages manpages-dev manpages-fr manpages-fr-dev manpages-de manpages-de-dev \
+            manpages-es manpages-es-dev manpages-it manpages-it-dev manpages-ru manpages-ru-dev \
+            manpages-ja manpages-ja-dev manpages-zh
+FREEDICT := dict-freedict-eng-fra dict-freedict-fra-eng dict-freedict-eng-deu \
+            dict-freedict-eng-spa dict-freedict-eng-ita dict-freedict-eng-rus dict-freedict-eng-jpn
+CATALOGS := gcc-12-locales util-linux-locales e2fsprogs-l10n debconf-i18n gdbm-l10n
+APT_PACKAGES := $(MANPAGES) $(FREEDICT) $(CATALOGS) wordnet-base wordnet-sense-index \
+                apertium apertium-eng-spa
 
 .PHONY: setup test lint typecheck pytest demo clean
 

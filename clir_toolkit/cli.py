@@ -307,6 +307,138 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_eval)
 
     p = commands.add_parser(
+        "resource",
+        parents=[common],
+        help="translation resources: dictionary coverage, parallel text, WordNet",
+        description="Build or inspect the translation resources, offline, from installed packages.",
+    )
+    resource = p.add_subparsers(dest="resource_command", metavar="WHAT", required=True)
+    r = resource.add_parser(
+        "coverage", parents=[common], help="share of a topic file's words a dictionary knows"
+    )
+    r.add_argument(
+        "--dict",
+        dest="dictionary",
+        required=True,
+        help="freedict:eng-fra[+fra-eng], cedict or a TSV file",
+    )
+    _topic_options(r)
+    r.add_argument(
+        "--base-forms",
+        action="store_true",
+        help="also look words up by their WordNet base form (files → file)",
+    )
+    r.add_argument("--top", type=int, default=20, help="most frequent missing words shown")
+    r.set_defaults(handler=cmd_resource_coverage)
+    r = resource.add_parser(
+        "parallel", parents=[common], help="English→L sentence pairs from gettext catalogs"
+    )
+    r.add_argument("--lang", required=True, help="document language, e.g. fr")
+    r.add_argument("--out", required=True, type=Path, help="TSV to write (english<TAB>L)")
+    r.set_defaults(handler=cmd_resource_parallel)
+    r = resource.add_parser(
+        "monolingual", parents=[common], help="text of one language, one line each, for embeddings"
+    )
+    r.add_argument("--lang", required=True)
+    r.add_argument("--out", required=True, type=Path)
+    r.add_argument(
+        "--corpus",
+        type=Path,
+        action="append",
+        default=[],
+        help="also the contents of this corpus.jsonl (repeatable)",
+    )
+    r.set_defaults(handler=cmd_resource_monolingual)
+    r = resource.add_parser(
+        "wordnet", parents=[common], help="set up WordNet for nltk from Debian's wordnet-base"
+    )
+    r.add_argument("--data-dir", type=Path, help="nltk data directory (default: $CLIR_DATA)")
+    r.set_defaults(handler=cmd_resource_wordnet)
+
+    p = commands.add_parser(
+        "rerank",
+        parents=[common],
+        help="neural reranking: train K-NRM or the dual encoder, rescore runs",
+        description="Stage 2: train a reranker on bilingual data and rescore TREC runs "
+        "(no Java: runs wherever torch does).",
+    )
+    rerank = p.add_subparsers(dest="rerank_command", metavar="ACTION", required=True)
+    t = rerank.add_parser("train", parents=[common], help="train a reranker")
+    t.add_argument("--model", default="knrm", choices=["knrm", "dual"])
+    t.add_argument(
+        "--encoder",
+        default="avg",
+        choices=["avg", "cnn", "lstm"],
+        help="dual encoder architecture (default: avg)",
+    )
+    t.add_argument(
+        "--loss",
+        choices=["sosl", "mse", "po", "3part", "hinge"],
+        help="default: hinge for knrm, sosl for dual",
+    )
+    t.add_argument("--collection", required=True, type=Path)
+    t.add_argument("--topics", required=True, type=Path)
+    t.add_argument("--qrels", required=True, type=Path)
+    t.add_argument("--run", required=True, type=Path, help="first-stage run: the negatives")
+    t.add_argument("--dev-topics", type=Path)
+    t.add_argument("--dev-qrels", type=Path)
+    t.add_argument("--dev-run", type=Path)
+    t.add_argument("--embeddings", type=Path, help=".vec initialising both tables")
+    t.add_argument("--query-embeddings", type=Path)
+    t.add_argument("--doc-embeddings", type=Path)
+    t.add_argument("--parallel", type=Path, help="english<TAB>foreign pairs for pre-training")
+    t.add_argument("--parallel-epochs", type=int, default=1)
+    t.add_argument("--parallel-negatives", type=int, default=4)
+    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--batch-size", type=int, help="default: 128")
+    t.add_argument("--lr", type=float, help="default: 1e-3 for knrm, 0.01 for dual")
+    t.add_argument("--dim", type=int, help="embedding size (default: 300, or the .vec's)")
+    t.add_argument("--max-query-len", type=int, default=20)
+    t.add_argument("--max-doc-len", type=int, default=300)
+    t.add_argument("--min-count", type=int, default=1)
+    t.add_argument("--max-vocab", type=int)
+    t.add_argument("--negatives", type=int, default=40, help="negatives per query (default 40)")
+    t.add_argument("--depth", type=int, default=100, help="dev reranking depth (default 100)")
+    t.add_argument("--seed", type=int, default=42)
+    t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    t.add_argument("--grad-clip", type=float)
+    t.add_argument("--query-lang")
+    t.add_argument("--doc-lang")
+    t.add_argument("--cache-dir", type=Path)
+    t.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt")
+    t.add_argument("--output", required=True, type=Path, help="model file, e.g. models/x.pt")
+    t.set_defaults(handler=cmd_rerank_train)
+    t = rerank.add_parser("score", parents=[common], help="rerank a TREC run")
+    t.add_argument("--model", required=True, type=Path)
+    t.add_argument("--collection", required=True, type=Path)
+    t.add_argument("--topics", required=True, type=Path)
+    t.add_argument("--run", required=True, type=Path)
+    t.add_argument("--output", required=True, type=Path)
+    t.add_argument("--depth", type=int, default=100, help="documents reranked per query")
+    t.add_argument(
+        "--interpolate",
+        type=float,
+        metavar="LAMBDA",
+        help="λ·neural + (1−λ)·first stage, both min-max normalised per query",
+    )
+    t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    t.add_argument("--batch-size", type=int, default=256)
+    t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    t.add_argument("--cache-dir", type=Path)
+    t.add_argument("--tag")
+    t.set_defaults(handler=cmd_rerank_score)
+    t = rerank.add_parser(
+        "bins", parents=[common], help="K-NRM kernel bins: weights and term pairs (thesis §6.2)"
+    )
+    t.add_argument("--model", required=True, type=Path)
+    t.add_argument("--collection", required=True, type=Path)
+    t.add_argument("--topics", required=True, type=Path)
+    t.add_argument("--run", required=True, type=Path)
+    t.add_argument("--depth", type=int, default=10)
+    t.set_defaults(handler=cmd_rerank_bins)
+
+    p = commands.add_parser(
         "run",
         parents=[common],
         help="run TOML recipes and regenerate RESULTS.md",
@@ -501,6 +633,132 @@ def cmd_eval(args: argparse.Namespace) -> int:
         alpha=args.alpha,
     )
     print(format_result(result, args.format, per_query=args.per_query))
+    return 0
+
+
+def cmd_resource_coverage(args: argparse.Namespace) -> int:
+    from clir_toolkit.resources import wordnet
+    from clir_toolkit.resources.dictionary import coverage, format_coverage, load_dictionary
+
+    base_forms = wordnet.base_forms if args.base_forms else None
+    report = coverage(
+        load_dictionary(args.dictionary),
+        _read_topics(args),
+        top_missing=args.top,
+        base_forms=base_forms,
+    )
+    print(format_coverage(report))
+    return 0
+
+
+def cmd_resource_parallel(args: argparse.Namespace) -> int:
+    from clir_toolkit.resources.parallel import collect_parallel
+
+    summary = collect_parallel(args.lang, args.out)
+    print(
+        f"{summary.pairs} sentence pairs en→{args.lang} from {summary.catalogs} catalogs "
+        f"→ {args.out}"
+    )
+    return 0
+
+
+def cmd_resource_monolingual(args: argparse.Namespace) -> int:
+    from clir_toolkit.resources.monolingual import collect_monolingual
+
+    lines = collect_monolingual(args.lang, args.out, args.corpus)
+    print(f"{lines} lines of {args.lang} text → {args.out}")
+    return 0
+
+
+def cmd_resource_wordnet(args: argparse.Namespace) -> int:
+    from clir_toolkit.resources.wordnet import ensure_wordnet
+
+    root = ensure_wordnet(args.data_dir)
+    print(f"WordNet ready for nltk in {root} (export NLTK_DATA={root} to use it elsewhere)")
+    return 0
+
+
+def cmd_rerank_train(args: argparse.Namespace) -> int:
+    from clir_toolkit.rerank.train import TrainConfig, train_reranker
+
+    config = TrainConfig(
+        collection=args.collection,
+        topics=args.topics,
+        qrels=args.qrels,
+        run=args.run,
+        output=args.output,
+        model=args.model,
+        encoder=args.encoder,
+        loss=args.loss,
+        dev_topics=args.dev_topics,
+        dev_qrels=args.dev_qrels,
+        dev_run=args.dev_run,
+        embeddings=args.embeddings,
+        query_embeddings=args.query_embeddings,
+        doc_embeddings=args.doc_embeddings,
+        parallel=args.parallel,
+        parallel_epochs=args.parallel_epochs,
+        parallel_negatives=args.parallel_negatives,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        dim=args.dim,
+        max_query_len=args.max_query_len,
+        max_doc_len=args.max_doc_len,
+        min_count=args.min_count,
+        max_vocab=args.max_vocab,
+        negatives_per_query=args.negatives,
+        depth=args.depth,
+        seed=args.seed,
+        device=args.device,
+        precision=args.precision,
+        grad_clip=args.grad_clip,
+        query_language=args.query_lang,
+        doc_language=args.doc_lang,
+        cache_dir=args.cache_dir,
+        resume=args.resume,
+        verbose=not args.quiet,
+    )
+    report = train_reranker(config)
+    print(
+        f"{report.model} ({report.loss}) on {report.device}: {report.examples} examples, "
+        f"vocabularies {report.query_vocab_size} / {report.doc_vocab_size}, "
+        f"{report.seconds:.0f} s → {report.output}"
+    )
+    for epoch in report.history:
+        dev = "" if epoch.dev is None else f"  dev nDCG@10 {epoch.dev:.4f}"
+        print(f"  epoch {epoch.epoch} ({epoch.phase}): loss {epoch.loss:.4f}{dev}")
+    if report.best_dev is not None:
+        print(f"kept epoch {report.best_epoch} (dev nDCG@10 {report.best_dev:.4f})")
+    return 0
+
+
+def cmd_rerank_score(args: argparse.Namespace) -> int:
+    from clir_toolkit.rerank.score import score_run
+
+    score_run(
+        args.model,
+        args.collection,
+        args.topics,
+        args.run,
+        args.output,
+        depth=args.depth,
+        device=args.device,
+        interpolate=args.interpolate,
+        batch_size=args.batch_size,
+        cache_dir=args.cache_dir,
+        precision=args.precision,
+        tag=args.tag,
+        verbose=not args.quiet,
+    )
+    return 0
+
+
+def cmd_rerank_bins(args: argparse.Namespace) -> int:
+    from clir_toolkit.rerank.bins import bins_for_run, format_bins
+
+    rows = bins_for_run(args.model, args.collection, args.topics, args.run, args.depth)
+    print(format_bins(rows))
     return 0
 
 

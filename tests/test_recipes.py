@@ -19,8 +19,13 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_recipe_is_read_and_validated(tmp_path: Path) -> None:
-    recipe = load_recipe(write(tmp_path / "x.toml", 'name = "x"\nlanguages = ["fr"]\n'
-                               '[search]\nstructure = "syn"\n[tune]\nk1 = [0.9, 1.2]\n'))
+    recipe = load_recipe(
+        write(
+            tmp_path / "x.toml",
+            'name = "x"\nlanguages = ["fr"]\n'
+            '[search]\nstructure = "syn"\n[tune]\nk1 = [0.9, 1.2]\n',
+        )
+    )
     assert recipe.name == "x" and recipe.search == {"structure": "syn"}
     with pytest.raises(FormatError, match="unknown \\[search\\] options colour"):
         load_recipe(write(tmp_path / "bad.toml", '[search]\ncolour = "red"\n'))
@@ -46,11 +51,16 @@ def test_recipes_write_runs_and_results(tmp_path: Path) -> None:
         shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
     recipes = tmp_path / "recipes"
     recipes.mkdir()
-    write(recipes / "en.toml", 'name = "en"\ntitle = "English, untranslated"\n'
-          'group = "reference"\nlanguages = ["fr"]\nbaseline = true\n'
-          "[tune]\nk1 = [0.9, 1.2]\nb = [0.4, 0.75]\n")
-    write(recipes / "human.toml", 'name = "human"\ngroup = "reference"\nlanguages = ["fr"]\n'
-          'topics = "human"\n')
+    write(
+        recipes / "en.toml",
+        'name = "en"\ntitle = "English, untranslated"\n'
+        'group = "reference"\nlanguages = ["fr"]\nbaseline = true\n'
+        "[tune]\nk1 = [0.9, 1.2]\nb = [0.4, 0.75]\n",
+    )
+    write(
+        recipes / "human.toml",
+        'name = "human"\ngroup = "reference"\nlanguages = ["fr"]\ntopics = "human"\n',
+    )
     write(recipes / "NOTES.md", "## Notes\n\nHand-written discussion.\n")
     results = run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
     assert results == recipes / "RESULTS.md"

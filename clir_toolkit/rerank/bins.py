@@ -21,6 +21,7 @@ Here:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -123,3 +124,26 @@ def format_bins(rows: list[BinRow]) -> str:
         for line in [header, *body]
     ]
     return "\n".join(lines) + "\n"
+
+
+def bins_for_run(
+    model_path: str | Path,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    depth: int = 10,
+) -> list[BinRow]:
+    """The kernel-bin analysis over the top ``depth`` candidates of every query of a run."""
+    from clir_toolkit.errors import UsageError
+    from clir_toolkit.rerank.score import encode_run, load_model
+
+    reranker = load_model(model_path, "cpu")
+    if reranker.model_type != "knrm":
+        raise UsageError(
+            f"{model_path}: kernel bins exist only for K-NRM models, "
+            f"not for '{reranker.model_type}'"
+        )
+    _, encoded = encode_run(reranker, collection, topics, run, depth)
+    queries = encoded.queries[encoded.query_index]
+    documents = encoded.documents[encoded.doc_index]
+    return kernel_bin_analysis(reranker.model, queries, documents)

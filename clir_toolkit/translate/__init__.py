@@ -17,7 +17,6 @@ Three families, one module each:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -30,12 +29,12 @@ ENGLISH_STOP_WORDS = frozenset(
     "then there these they this to was will with".split()
 )
 
-_WORD = re.compile(r"[\w][\w'’-]*", re.UNICODE)
-
 
 def source_words(text: str) -> list[str]:
-    """Lower-cased words of a source-language text (punctuation dropped, hyphens kept)."""
-    return [m.group().lower().strip("'’-") for m in _WORD.finditer(text)]
+    """Lower-cased words of a source-language text, split as dictionary keys are."""
+    from clir_toolkit.resources.dictionary import phrase_words
+
+    return phrase_words(text)
 
 
 class Translator(Protocol):

@@ -18,6 +18,10 @@ English stop words are not translated. Three modes decide what a term keeps:
     :func:`estimate_translation_probabilities` (IBM Model 1 restricted to the dictionary's
     candidate pairs).
 
+A word the dictionary lacks is looked up again by its base form (``files`` → ``file``,
+WordNet's morphy) when ``base_forms`` is given: exact match first, as in Oard's
+experiments with stemmed dictionary lookup (thesis §2.2.2).
+
 When the query was expanded before translation (WordNet synonyms as extra alternatives of
 a term), each alternative is translated and its weight multiplies its candidates' weights.
 """
@@ -25,7 +29,7 @@ a term), each alternative is translated and its weight multiplies its candidates
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +48,14 @@ class DictionaryTranslator:
         dictionary: Any,
         mode: str = "all",
         probabilities: dict[str, dict[str, float]] | None = None,
+        base_forms: Callable[[str], list[str]] | None = None,
     ) -> None:
         if mode not in DICT_MODES:
             raise UsageError(f"unknown --dict-mode '{mode}' (use one of: {', '.join(DICT_MODES)})")
         self.dictionary = dictionary
         self.mode = mode
         self.probabilities = probabilities
+        self.base_forms = base_forms
         self.name = f"dict:{getattr(dictionary, 'name', 'dictionary')}/{mode}"
 
     def translate(self, queries: Sequence[StructuredQuery]) -> list[StructuredQuery]:
@@ -98,6 +104,13 @@ class DictionaryTranslator:
             return []
         phrase = " ".join(words)
         found = list(self.dictionary.translations(phrase))
+        if not found and len(words) == 1 and self.base_forms is not None:
+            # "files" is not a headword but "file" is (WordNet's morphy; thesis §2.2.2).
+            for base in self.base_forms(phrase):
+                found = list(self.dictionary.translations(base))
+                if found:
+                    phrase = base
+                    break
         if not found and len(words) > 1:
             # An expansion phrase the dictionary lacks: translate its words as one bag.
             return [c for w in words if w not in ENGLISH_STOP_WORDS for c in self.candidates(w)]

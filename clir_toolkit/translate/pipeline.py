@@ -50,6 +50,7 @@ class TranslationOptions:
     expand: str | None = None
     wordnet_synonyms: int = 3
     wordnet_weight: float = 0.5
+    base_forms: bool = True
     device: str = "auto"
 
     def describe(self) -> str:
@@ -90,7 +91,12 @@ def make_translator(options: TranslationOptions, target_lang: str) -> Translator
         if options.dict_mode == "weighted" and options.parallel:
             pairs = read_parallel_pairs(options.parallel)
             probabilities = estimate_translation_probabilities(dictionary, pairs)
-        return DictionaryTranslator(dictionary, options.dict_mode, probabilities)
+        base_forms = None
+        if options.base_forms:
+            from clir_toolkit.resources.wordnet import base_forms as wordnet_base_forms
+
+            base_forms = wordnet_base_forms
+        return DictionaryTranslator(dictionary, options.dict_mode, probabilities, base_forms)
     if options.translate == "mt":
         from clir_toolkit.translate.mt import make_machine_translator
 

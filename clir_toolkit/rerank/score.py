@@ -1,0 +1,373 @@
+"""Rerank a TREC run with a trained neural model (``clir rerank score``).
+
+Reranking is the second stage of the pipeline: BM25 retrieves candidates cheaply, and a
+slower neural model rescores the top ``depth`` of them (Zhao, *Neural CLIR*, §6.1: K-NRM
+"reranking of high-quality initial ranking results"). The procedure:
+
+1. Read the model file written by :func:`clir_toolkit.rerank.train.train_reranker`: model
+   type and configuration, weights, both vocabularies, analysis languages, maximum lengths.
+2. Read the topics and the run; take each query's top ``depth`` documents in the order
+   trec_eval reads the run (score descending, ties by docid).
+3. Encode queries and documents exactly as in training (:mod:`clir_toolkit.rerank.data`;
+   documents come from the tensor cache when they were encoded before) and score every
+   (query, candidate) pair in batches, on the GPU when there is one.
+4. Optionally interpolate with the first-stage score. The two scores live on different
+   scales, so each is min-max normalised over the query's reranked candidates first:
+   ``score = λ·neural + (1 − λ)·first_stage``.
+5. Documents below ``depth`` keep their first-stage order beneath the reranked ones: their
+   scores are shifted so that the best of them scores 1 below the lowest reranked score.
+6. Write the new run with :func:`clir_toolkit.formats.write_run` (sorted, ties by docid,
+   written atomically).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.rerank.data import PAD_ID, Vocabulary
+
+if TYPE_CHECKING:
+    import torch
+
+    from clir_toolkit.formats import RunRow
+    from clir_toolkit.rerank.data import DocumentEncoder
+
+MODEL_FORMAT = "clir-toolkit-reranker/1"
+
+
+@dataclass
+class LoadedReranker:
+    """A trained reranker and everything needed to feed it the way it was trained."""
+
+    model: Any  # torch.nn.Module with forward(query_ids, doc_ids) -> scores
+    model_type: str
+    query_vocab: Vocabulary
+    doc_vocab: Vocabulary
+    max_query_len: int
+    max_doc_len: int
+    training: dict[str, Any] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def query_language(self) -> str:
+        return self.query_vocab.language
+
+    @property
+    def doc_language(self) -> str:
+        return self.doc_vocab.language
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """What :func:`score_run` did."""
+
+    output: Path
+    queries: int
+    reranked: int
+    kept_below_depth: int
+    device: str
+    seconds: float
+
+
+def model_classes() -> dict[str, Any]:
+    """``model_type`` → model class of every reranker architecture."""
+    from clir_toolkit.rerank.dual import DualEncoder
+    from clir_toolkit.rerank.knrm import KNRM
+
+    return {cls.model_type: cls for cls in (KNRM, DualEncoder)}
+
+
+def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedReranker:
+    """Read a model file written by training; the model is put on ``device`` in eval mode."""
+    import torch
+
+    from clir_toolkit.rerank.device import resolve_device
+
+    target = device if isinstance(device, torch.device) else resolve_device(device)
+    path = Path(path)
+    if not path.is_file():
+        raise ClirError(f"{path}: no such model file (train one with: clir rerank train)")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise ClirError(f"{path}: not a reranker model file ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
+        raise ClirError(
+            f"{path}: not a reranker model file of this toolkit (expected format {MODEL_FORMAT})"
+        )
+    classes = model_classes()
+    model_type = data["model_type"]
+    if model_type not in classes:
+        raise ClirError(f"{path}: unknown model type {model_type!r} ({', '.join(classes)})")
+    model = classes[model_type](**data["config"])
+    model.load_state_dict(data["state_dict"])
+    model.to(target).eval()
+    return LoadedReranker(
+        model=model,
+        model_type=model_type,
+        query_vocab=Vocabulary.from_dict(data["query_vocab"]),
+        doc_vocab=Vocabulary.from_dict(data["doc_vocab"]),
+        max_query_len=int(data["max_query_len"]),
+        max_doc_len=int(data["max_doc_len"]),
+        training=dict(data.get("training", {})),
+        history=list(data.get("history", [])),
+    )
+
+
+def trim_padding(ids: torch.Tensor) -> torch.Tensor:
+    """Drop the trailing columns that are padding in every row of a batch (at least one kept).
+
+    Both models ignore padding, so scores do not change; the work shrinks with the longest
+    text of the batch instead of the maximum length.
+    """
+    used = (ids != PAD_ID).any(dim=0).nonzero()
+    length = int(used[-1]) + 1 if used.numel() else 1
+    return ids[:, :length]
+
+
+def score_pairs(
+    model: Any,
+    queries: torch.Tensor,
+    documents: torch.Tensor,
+    query_index: torch.Tensor,
+    doc_index: torch.Tensor,
+    device: torch.device,
+    batch_size: int = 256,
+    precision: str = "fp32",
+    desc: str = "scoring",
+) -> torch.Tensor:
+    """Model scores (``float32[N]``, on the CPU) of the pairs ``(query_index, doc_index)``.
+
+    ``queries`` and ``documents`` are padded id matrices; the indices pick their rows. The
+    model is switched to eval mode (no dropout) and back to its previous mode afterwards.
+    """
+    import torch
+    from tqdm import tqdm
+
+    from clir_toolkit.rerank.device import autocast
+
+    was_training = model.training
+    model.eval()
+    scores = []
+    total = int(query_index.shape[0])
+    try:
+        with torch.inference_mode():
+            for start in tqdm(
+                range(0, total, batch_size), desc=desc, unit="batch", disable=None, leave=False
+            ):
+                q = trim_padding(queries[query_index[start : start + batch_size]]).to(device)
+                d = trim_padding(documents[doc_index[start : start + batch_size]]).to(device)
+                with autocast(precision, device):
+                    batch_scores = model(q, d)
+                scores.append(batch_scores.float().cpu())
+    finally:
+        model.train(was_training)
+    return torch.cat(scores) if scores else torch.zeros(0)
+
+
+def _min_max(values: Sequence[float]) -> list[float]:
+    """Scale to [0, 1] by the query's minimum and maximum (all 0 when they are equal)."""
+    low, high = min(values), max(values)
+    if high == low:
+        return [0.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
+
+
+def rerank_rows(
+    ranked: Mapping[str, Sequence[RunRow]],
+    neural: Mapping[tuple[str, str], float],
+    depth: int,
+    interpolate: float | None = None,
+    tag: str = "rerank",
+) -> list[RunRow]:
+    """New run rows: the top ``depth`` of each query rescored, the rest shifted below them.
+
+    ``ranked`` holds each query's rows in trec_eval order; ``neural`` the model score of each
+    reranked (qid, docid). With ``interpolate = λ`` the new score is
+    ``λ·minmax(neural) + (1 − λ)·minmax(first stage)`` over the query's reranked rows.
+    """
+    from clir_toolkit.formats import RunRow
+
+    rows: list[RunRow] = []
+    for qid, query_rows in ranked.items():
+        top, rest = list(query_rows[:depth]), list(query_rows[depth:])
+        if not top:
+            continue
+        scores = [neural[(qid, row.docid)] for row in top]
+        if interpolate is not None:
+            first_stage = _min_max([row.score for row in top])
+            scores = [
+                interpolate * n + (1.0 - interpolate) * b
+                for n, b in zip(_min_max(scores), first_stage, strict=True)
+            ]
+        rows.extend(
+            RunRow(qid, row.docid, 0, score, tag) for row, score in zip(top, scores, strict=True)
+        )
+        if rest:
+            # Keep the first-stage order and gaps below the lowest reranked score.
+            shift = min(scores) - 1.0 - max(row.score for row in rest)
+            rows.extend(RunRow(qid, row.docid, 0, row.score + shift, tag) for row in rest)
+    return rows
+
+
+def ranked_by_query(run: Sequence[RunRow]) -> dict[str, list[RunRow]]:
+    """Each query's rows in the order trec_eval reads them."""
+    from clir_toolkit.formats import sort_run
+
+    ranked: dict[str, list[RunRow]] = {}
+    for row in sort_run(run):
+        ranked.setdefault(row.qid, []).append(row)
+    return ranked
+
+
+@dataclass
+class EncodedCandidates:
+    """The (query, document) pairs to score, as rows of two padded id matrices."""
+
+    pairs: list[tuple[str, str]]
+    queries: torch.Tensor
+    documents: torch.Tensor
+    query_index: torch.Tensor
+    doc_index: torch.Tensor
+
+
+def encode_candidates(
+    query_texts: Mapping[str, str],
+    candidates: Mapping[str, Sequence[str]],
+    query_vocab: Vocabulary,
+    max_query_len: int,
+    encoder: DocumentEncoder,
+) -> EncodedCandidates:
+    """Encode each query once and each candidate document through the tensor cache."""
+    import torch
+
+    from clir_toolkit.rerank.data import encode_texts
+
+    qids = list(candidates)
+    queries = encode_texts([query_texts[qid] for qid in qids], query_vocab, max_query_len)
+    pairs = [(qid, docid) for qid in qids for docid in candidates[qid]]
+    doc_rows, documents = encoder.encode(docid for _, docid in pairs)
+    query_row = {qid: i for i, qid in enumerate(qids)}
+    return EncodedCandidates(
+        pairs=pairs,
+        queries=queries,
+        documents=documents,
+        query_index=torch.tensor([query_row[qid] for qid, _ in pairs], dtype=torch.long),
+        doc_index=torch.tensor([doc_rows[docid] for _, docid in pairs], dtype=torch.long),
+    )
+
+
+def score_encoded(
+    model: Any,
+    encoded: EncodedCandidates,
+    device: torch.device,
+    batch_size: int = 256,
+    precision: str = "fp32",
+) -> dict[tuple[str, str], float]:
+    """Model score of every (qid, docid) pair of ``encoded``."""
+    scores = score_pairs(
+        model,
+        encoded.queries,
+        encoded.documents,
+        encoded.query_index,
+        encoded.doc_index,
+        device,
+        batch_size=batch_size,
+        precision=precision,
+    )
+    return dict(zip(encoded.pairs, scores.tolist(), strict=True))
+
+
+def encode_run(
+    reranker: LoadedReranker,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    depth: int,
+    cache_dir: str | Path | None = None,
+) -> tuple[dict[str, list[RunRow]], EncodedCandidates]:
+    """The run's rows by query, and its top ``depth`` candidates encoded for ``reranker``."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.formats import read_run, read_topics
+    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for
+
+    coll = open_collection(collection)
+    query_texts = {topic.qid: topic.query for topic in read_topics(topics)}
+    ranked = ranked_by_query(read_run(run))
+    missing = [qid for qid in ranked if qid not in query_texts]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise ClirError(
+            f"{topics}: no topic for {len(missing)} query id(s) of the run {run} ({shown}); "
+            "pass the topics the run was made from"
+        )
+    candidates = {qid: [row.docid for row in rows[:depth]] for qid, rows in ranked.items()}
+    encoder = DocumentEncoder(
+        coll.corpus, reranker.doc_vocab, reranker.max_doc_len, cache_dir_for(coll.root, cache_dir)
+    )
+    encoded = encode_candidates(
+        query_texts, candidates, reranker.query_vocab, reranker.max_query_len, encoder
+    )
+    return ranked, encoded
+
+
+def score_run(
+    model_path: str | Path,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    output: str | Path,
+    depth: int = 100,
+    device: str = "auto",
+    interpolate: float | None = None,
+    batch_size: int = 256,
+    cache_dir: str | Path | None = None,
+    precision: str = "fp32",
+    tag: str | None = None,
+    verbose: bool = True,
+) -> ScoreReport:
+    """Rerank the top ``depth`` documents of each query of ``run`` and write ``output``.
+
+    See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
+    normalised neural and first-stage scores; ``cache_dir`` defaults to
+    ``<collection>/.cache/rerank``; ``tag`` defaults to the model type.
+    """
+    from clir_toolkit.formats import write_run
+    from clir_toolkit.rerank.device import check_precision, resolve_device
+
+    started = time.perf_counter()
+    if depth < 1:
+        raise UsageError(f"--depth must be at least 1, not {depth}")
+    if batch_size < 1:
+        raise UsageError(f"--batch-size must be at least 1, not {batch_size}")
+    if interpolate is not None and not 0.0 <= interpolate <= 1.0:
+        raise UsageError(f"--interpolate must lie between 0 and 1, not {interpolate}")
+    target = resolve_device(device)
+    check_precision(precision, target)
+    reranker = load_model(model_path, target)
+    ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
+    neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
+    rows = rerank_rows(ranked, neural, depth, interpolate, tag or reranker.model_type)
+    write_run(output, rows)
+    reranked = len(neural)
+    report = ScoreReport(
+        output=Path(output),
+        queries=len(ranked),
+        reranked=reranked,
+        kept_below_depth=len(rows) - reranked,
+        device=str(target),
+        seconds=time.perf_counter() - started,
+    )
+    if verbose:
+        print(
+            f"reranked {reranked} documents of {report.queries} queries with "
+            f"{reranker.model_type} on {report.device} in {report.seconds:.1f} s -> {output}",
+            file=sys.stderr,
+        )
+    return report

@@ -1,0 +1,862 @@
+"""Train a neural reranker (``clir rerank train``): K-NRM or the smooth-cosine dual encoder.
+
+The set-up follows the two sources:
+
+* **Data.** Queries in the query language (English), documents in the document language, one
+  vocabulary each: the thesis' *bilingual training data* (Zhao, *Neural CLIR*, ch. 3 and
+  §6.1.3), where the model learns cross-language soft matches from relevance judgements
+  alone. Positives are the judged relevant documents (grade 2 = relevant, 1 = partially
+  relevant); negatives are the first-stage run's top candidates that are not relevant, 40 per
+  query by default (Liu et al., *Smooth Learning*, §5 samples 40 irrelevant pages per query;
+  Fig. 5 varies 20–100). Sentence pairs of a parallel corpus can pre-train the model first:
+  each English sentence is a query whose translation is relevant and other sentences are not.
+* **Optimisation.** Adam, with the paper's settings as defaults: learning rate 0.01 and
+  batches of 128 for the dual encoder with SOSL (*Smooth Learning*, §5 "Experimental Setup");
+  learning rate 0.001 for K-NRM with the pairwise hinge loss (Xiong et al. 2017, the K-NRM
+  paper the thesis builds on, §3.2). The training set is shuffled every epoch with a seeded
+  generator ("shuffling the training set" helps, *Smooth Learning* §5; thesis §6.1.1).
+* **Model selection.** After every epoch the dev run's top ``depth`` candidates are reranked
+  and scored with nDCG@10 (ir_measures); the best epoch's weights are the ones saved.
+
+The procedure of :func:`train_reranker`:
+
+1. read topics, qrels and the run; build pointwise examples (or pairs for ``hinge``);
+2. tokenise the queries and documents, build the two vocabularies (``min_count``), encode
+   the documents through the tensor cache of :mod:`clir_toolkit.rerank.data`;
+3. build the model (seeded), initialise embedding rows from a ``.vec`` file if given;
+4. for each epoch: shuffle, step through batches (autocast on CUDA if asked; gradient
+   clipping if asked), stop with a clear error on a non-finite loss; evaluate on dev; write
+   the resumable checkpoint ``<output>.ckpt``;
+5. write the model file (best epoch) atomically.
+
+On the CPU the same inputs and seed give the same model and byte-identical reranked runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.files import atomic_write, sha256_file
+from clir_toolkit.rerank.data import (
+    EncodedExamples,
+    Example,
+    Pair,
+    Vocabulary,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+MODELS = ("knrm", "dual")
+ENCODERS = ("avg", "cnn", "lstm")
+LOSSES = ("sosl", "mse", "po", "3part", "hinge")  # the names of rerank.losses.LOSSES
+DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
+DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
+DEFAULT_BATCH_SIZE = 128
+DEV_MEASURE = "nDCG@10"
+CHECKPOINT_FORMAT = "clir-toolkit-rerank-checkpoint/1"
+NUM_GRADES = 3
+FLOAT32_MAX = 3.4028234663852886e38
+PATH_FIELDS = (
+    "collection",
+    "topics",
+    "qrels",
+    "run",
+    "output",
+    "dev_topics",
+    "dev_qrels",
+    "dev_run",
+    "embeddings",
+    "query_embeddings",
+    "doc_embeddings",
+    "parallel",
+    "cache_dir",
+)
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run; the model file records it.
+
+    ``None`` for ``loss``, ``lr`` and ``batch_size`` means the paper's default for the model
+    (see the module docstring); ``None`` for ``doc_language``/``query_language`` means the
+    collection manifest's ``doc_lang``/``query_lang`` (queries default to English).
+    """
+
+    collection: Path
+    topics: Path
+    qrels: Path
+    run: Path
+    output: Path
+    model: str = "knrm"
+    encoder: str = "avg"
+    loss: str | None = None
+    dev_topics: Path | None = None
+    dev_qrels: Path | None = None
+    dev_run: Path | None = None
+    embeddings: Path | None = None
+    query_embeddings: Path | None = None
+    doc_embeddings: Path | None = None
+    parallel: Path | None = None
+    parallel_epochs: int = 1
+    parallel_negatives: int = 4
+    epochs: int = 10
+    batch_size: int | None = None
+    lr: float | None = None
+    dim: int | None = None
+    max_query_len: int = 20
+    max_doc_len: int = 300
+    min_count: int = 1
+    max_vocab: int | None = None
+    negatives_per_query: int = 40
+    depth: int = 100
+    seed: int = 42
+    device: str = "auto"
+    precision: str = "fp32"
+    grad_clip: float | None = None
+    query_language: str | None = None
+    doc_language: str | None = None
+    cache_dir: Path | None = None
+    resume: bool = False
+    verbose: bool = True
+
+
+@dataclass
+class EpochRecord:
+    """One epoch: phase (``parallel`` pre-training or ``relevance``), mean loss, dev score."""
+
+    epoch: int
+    phase: str
+    loss: float
+    dev: float | None
+    seconds: float
+
+
+@dataclass
+class TrainReport:
+    """What :func:`train_reranker` did."""
+
+    output: Path
+    checkpoint: Path
+    model: str
+    loss: str
+    device: str
+    examples: int
+    query_vocab_size: int
+    doc_vocab_size: int
+    start_epoch: int
+    best_epoch: int
+    best_dev: float | None
+    history: list[EpochRecord] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+# ---------------------------------------------------------------------------------------------
+
+
+def _optional_path(value: str | Path | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def _resolved(config: TrainConfig) -> TrainConfig:
+    """A copy of ``config`` with defaults filled in and every value checked."""
+    from clir_toolkit.rerank.device import DEVICES, PRECISIONS
+
+    if config.model not in MODELS:
+        raise UsageError(f"unknown model {config.model!r} (choose {', '.join(MODELS)})")
+    if config.encoder not in ENCODERS:
+        raise UsageError(f"unknown encoder {config.encoder!r} (choose {', '.join(ENCODERS)})")
+    loss = config.loss or DEFAULT_LOSS[config.model]
+    if loss not in LOSSES:
+        raise UsageError(f"unknown loss {loss!r} (choose {', '.join(LOSSES)})")
+    if config.device not in DEVICES and not config.device.startswith("cuda:"):
+        raise UsageError(f"unknown device {config.device!r} (choose {', '.join(DEVICES)})")
+    if config.precision not in PRECISIONS:
+        raise UsageError(f"unknown precision {config.precision!r} ({', '.join(PRECISIONS)})")
+    dev = (config.dev_topics, config.dev_qrels, config.dev_run)
+    if any(p is not None for p in dev) and any(p is None for p in dev):
+        raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
+    positive = {
+        "epochs": config.epochs,
+        "max_query_len": config.max_query_len,
+        "max_doc_len": config.max_doc_len,
+        "min_count": config.min_count,
+        "depth": config.depth,
+    }
+    for name, value in positive.items():
+        if value < 1:
+            raise UsageError(f"{name} must be at least 1, not {value}")
+    if config.negatives_per_query < 1:
+        raise UsageError(
+            f"negatives_per_query must be at least 1, not {config.negatives_per_query}"
+        )
+    if config.parallel_epochs < 0:
+        raise UsageError(f"parallel_epochs must be 0 or more, not {config.parallel_epochs}")
+    batch_size = config.batch_size or DEFAULT_BATCH_SIZE
+    if batch_size < 1:
+        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    lr = config.lr if config.lr is not None else DEFAULT_LR[config.model]
+    if not 0 < lr < FLOAT32_MAX:
+        raise UsageError(f"the learning rate must be a positive float32 number, not {lr}")
+    if config.grad_clip is not None and not config.grad_clip > 0:
+        raise UsageError(f"grad_clip must be positive, not {config.grad_clip}")
+    resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
+    for name in PATH_FIELDS:  # the CLI and callers may pass strings
+        setattr(resolved, name, _optional_path(getattr(resolved, name)))
+    return resolved
+
+
+def _settings(config: TrainConfig) -> dict[str, Any]:
+    """The JSON-serialisable settings recorded in the model file."""
+    values = dataclasses.asdict(config)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
+
+
+def _fingerprint(config: TrainConfig) -> str:
+    """Hash of the settings and input files that a resumed run must share with its checkpoint.
+
+    Epochs (a resumed run may add some), the device, the output and verbosity may change.
+    """
+    volatile = {"epochs", "device", "resume", "verbose", "output", "cache_dir"}
+    settings = {k: v for k, v in _settings(config).items() if k not in volatile}
+    for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "parallel"):
+        path = getattr(config, name)
+        settings[f"{name}_sha256"] = sha256_file(path) if path is not None else None
+    payload = json.dumps(settings, sort_keys=True).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _log(config: TrainConfig, message: str) -> None:
+    if config.verbose:
+        print(message, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DevData:
+    """The dev split, encoded once: reranked and evaluated after every epoch."""
+
+    ranked: dict[str, list[Any]]  # qid -> RunRow list in trec_eval order
+    qrels: list[Any]
+    encoded: Any  # rerank.score.EncodedCandidates of the top ``depth`` candidates
+
+
+@dataclass
+class TrainingData:
+    """Encoded examples (relevance and optional parallel) and the two vocabularies."""
+
+    query_vocab: Vocabulary
+    doc_vocab: Vocabulary
+    relevance: EncodedExamples
+    parallel: EncodedExamples | None
+    dev: DevData | None
+
+
+def _check_files(config: TrainConfig) -> None:
+    for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "parallel"):
+        path = getattr(config, name)
+        if path is not None and not Path(path).is_file():
+            raise ClirError(f"{path}: no such file (the {name.replace('_', ' ')} file)")
+
+
+def _pairwise(loss: str | None) -> bool:
+    """Whether ``loss`` compares two documents (the hinge) rather than grading one."""
+    from clir_toolkit.rerank.losses import PAIRWISE_LOSSES
+
+    return loss in PAIRWISE_LOSSES
+
+
+def prepare_data(
+    config: TrainConfig,
+    corpus: Path,
+    cache_dir: Path,
+    vocabularies: tuple[Vocabulary, Vocabulary] | None = None,
+) -> TrainingData:
+    """Read, tokenise and encode the training (and dev) data of ``config``.
+
+    ``vocabularies`` (query, document) are reused when resuming; otherwise they are built from
+    the training queries and documents (and the parallel sentences), first ``max_*_len``
+    tokens of each, words seen at least ``min_count`` times.
+    """
+    from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.data import (
+        DocumentEncoder,
+        encode_texts,
+        index_examples,
+        load_documents,
+        pairwise_examples,
+        parallel_examples,
+        read_parallel_tsv,
+        relevance_examples,
+        tokenize_all,
+    )
+    from clir_toolkit.rerank.score import encode_candidates, ranked_by_query
+
+    assert config.query_language is not None and config.doc_language is not None
+    topics = {t.qid: t.query for t in read_topics(config.topics)}
+    examples = relevance_examples(
+        read_qrels(config.qrels), read_run(config.run), config.negatives_per_query, topics
+    )
+    if not examples:
+        raise ClirError(
+            f"{config.qrels}: no query has both a topic in {config.topics} and a relevant "
+            "document; check that the topics, qrels and run belong to the same split"
+        )
+    qids = list(dict.fromkeys(e.qid for e in examples))
+    docids = list(dict.fromkeys(e.docid for e in examples))
+
+    parallel = None
+    if config.parallel is not None and config.parallel_epochs > 0:
+        parallel = parallel_examples(
+            read_parallel_tsv(config.parallel), config.parallel_negatives, config.seed
+        )
+
+    doc_tokens = None  # when resuming, the documents come from the tensor cache
+    if vocabularies is None:
+        query_tokens = tokenize_all({q: topics[q] for q in qids}, config.query_language, "queries")
+        doc_texts = load_documents(corpus, docids)
+        doc_tokens = tokenize_all(doc_texts, config.doc_language, "documents")
+        query_lists = [t[: config.max_query_len] for t in query_tokens.values()]
+        doc_lists = [t[: config.max_doc_len] for t in doc_tokens.values()]
+        if parallel is not None:
+            query_lists += [
+                t[: config.max_query_len]
+                for t in tokenize_all(parallel.queries, config.query_language, "sentences").values()
+            ]
+            doc_lists += [
+                t[: config.max_doc_len]
+                for t in tokenize_all(parallel.documents, config.doc_language, "sentences").values()
+            ]
+        vocabularies = (
+            Vocabulary.build(
+                query_lists, config.query_language, config.min_count, config.max_vocab
+            ),
+            Vocabulary.build(doc_lists, config.doc_language, config.min_count, config.max_vocab),
+        )
+    query_vocab, doc_vocab = vocabularies
+
+    queries = encode_texts([topics[q] for q in qids], query_vocab, config.max_query_len)
+    encoder = DocumentEncoder(corpus, doc_vocab, config.max_doc_len, cache_dir)
+    doc_rows, documents = encoder.encode(docids, tokens=doc_tokens)
+    query_rows = {qid: i for i, qid in enumerate(qids)}
+    chosen: Sequence[Example] | Sequence[Pair] = (
+        pairwise_examples(examples) if _pairwise(config.loss) else examples
+    )
+    relevance = index_examples(chosen, query_rows, doc_rows, queries, documents)
+
+    parallel_encoded = None
+    if parallel is not None:
+        keys = list(parallel.queries)
+        rows = {key: i for i, key in enumerate(keys)}
+        p_chosen: Sequence[Example] | Sequence[Pair] = (
+            pairwise_examples(parallel.examples) if _pairwise(config.loss) else parallel.examples
+        )
+        parallel_encoded = index_examples(
+            p_chosen,
+            rows,
+            rows,
+            encode_texts([parallel.queries[k] for k in keys], query_vocab, config.max_query_len),
+            encode_texts([parallel.documents[k] for k in keys], doc_vocab, config.max_doc_len),
+        )
+
+    dev = None
+    if config.dev_topics is not None and config.dev_qrels is not None and config.dev_run:
+        dev_topics = {t.qid: t.query for t in read_topics(config.dev_topics)}
+        ranked = ranked_by_query(read_run(config.dev_run))
+        ranked = {qid: rows for qid, rows in ranked.items() if qid in dev_topics}
+        if not ranked:
+            raise ClirError(f"{config.dev_run}: no query of the dev run has a dev topic")
+        candidates = {qid: [r.docid for r in rows[: config.depth]] for qid, rows in ranked.items()}
+        encoded = encode_candidates(
+            dev_topics, candidates, query_vocab, config.max_query_len, encoder
+        )
+        dev = DevData(ranked, read_qrels(config.dev_qrels), encoded)
+    return TrainingData(query_vocab, doc_vocab, relevance, parallel_encoded, dev)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model, loss and embeddings
+# ---------------------------------------------------------------------------------------------
+
+
+def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
+    """The model of ``config`` (the caller seeds torch first)."""
+    from clir_toolkit.rerank.score import model_classes
+
+    options: dict[str, Any] = {}
+    if config.dim is not None:
+        options["dim"] = config.dim
+    if config.model == "dual":
+        options["encoder"] = config.encoder
+    cls = model_classes()[config.model]
+    return cls(len(query_vocab), len(doc_vocab), **options)
+
+
+def build_loss(name: str) -> tuple[Any, Any]:
+    """``(loss function, module with parameters or None)`` for a loss name.
+
+    Proportional odds is McCullagh's model with cut-points estimated along with the model
+    (:class:`clir_toolkit.rerank.losses.ProportionalOdds`); its parameters join the
+    optimiser. The other losses have no parameters.
+    """
+    from clir_toolkit.rerank import losses
+
+    if name == "po":
+        module = losses.ProportionalOdds(NUM_GRADES)
+        return module, module
+    return losses.LOSSES[name], None
+
+
+def _embedding_rows(path: Path, vocab: Vocabulary) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """``(dimension, vectors, row ids)`` of the vocabulary words that ``path`` (.vec) has.
+
+    :func:`clir_toolkit.resources.embeddings.load_vec` keeps only the vocabulary's words, so
+    a file of millions of vectors costs one pass, not its size in memory.
+    """
+    import torch
+
+    from clir_toolkit.resources.embeddings import load_vec
+
+    vectors = load_vec(path, vocabulary=set(vocab.words[2:]))
+    ids = [i for i, word in enumerate(vocab.words) if i > 1 and word in vectors]
+    rows = torch.tensor(ids, dtype=torch.long)
+    matrix = [vectors.index[vocab.words[i]] for i in ids]
+    values = torch.as_tensor(vectors.vectors[matrix], dtype=torch.float32)
+    return vectors.dim, values.reshape(-1, vectors.dim), rows
+
+
+def _embedding_files(config: TrainConfig) -> dict[str, Path]:
+    files = {}
+    for side, specific in (("query", config.query_embeddings), ("doc", config.doc_embeddings)):
+        chosen = specific or config.embeddings
+        if chosen is not None:
+            files[side] = chosen
+    return files
+
+
+def _load_embeddings(
+    config: TrainConfig, model: Any, vocabs: Mapping[str, Vocabulary]
+) -> dict[str, int]:
+    """Initialise embedding rows from ``.vec`` files; returns the rows found per side."""
+    found = {}
+    for side, path in _embedding_files(config).items():
+        dim, values, rows = _embedding_rows(path, vocabs[side])
+        count = int(rows.numel())
+        expected = _model_dim(model)
+        if expected is not None and dim != expected:
+            raise ClirError(
+                f"{path}: vectors of dimension {dim}, but the model's embeddings have {expected} "
+                f"(pass --dim {dim} or use vectors of dimension {expected})"
+            )
+        if count:
+            model.load_embeddings(side, values, rows)
+        found[side] = count
+        _log(config, f"{path}: initialised {count} of {len(vocabs[side]) - 2} {side} words")
+    return found
+
+
+def _model_dim(model: Any) -> int | None:
+    config = model.config()
+    value = config.get("dim")
+    return int(value) if value is not None else None
+
+
+def _embedding_dim(config: TrainConfig) -> int | None:
+    """The dimension of the first embedding file (so that ``dim`` may be left out)."""
+    from clir_toolkit.resources.embeddings import load_vec
+
+    for path in _embedding_files(config).values():
+        return load_vec(path, limit=1).dim
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Training loop
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    """What a checkpoint restores."""
+
+    completed: int = 0
+    best_epoch: int = 0
+    best_dev: float | None = None
+    best_state: dict[str, Any] | None = None
+    history: list[EpochRecord] = field(default_factory=list)
+
+
+def _nonfinite_error(config: TrainConfig, what: str) -> ClirError:
+    """The error for a NaN or infinite loss or weight, with the usual remedies."""
+    hint = f"lower the learning rate (now {config.lr:g})"
+    if config.grad_clip is None:
+        hint += " or clip gradients (--grad-clip 1.0)"
+    return ClirError(f"{what}; {hint}")
+
+
+def _run_epoch(
+    model: Any,
+    loss_fn: Any,
+    optimiser: Any,
+    scaler: Any,
+    data: EncodedExamples,
+    config: TrainConfig,
+    device: torch.device,
+    generator: torch.Generator,
+    epoch: int,
+    phase: str,
+) -> float:
+    """One pass over ``data`` in a seeded random order; returns the mean batch loss."""
+    import torch
+    from tqdm import tqdm
+
+    from clir_toolkit.rerank.device import autocast
+    from clir_toolkit.rerank.score import trim_padding
+
+    assert config.batch_size is not None
+    model.train()
+    order = torch.randperm(len(data), generator=generator)
+    total, batches = 0.0, 0
+    steps = range(0, len(data), config.batch_size)
+    progress = tqdm(steps, desc=f"epoch {epoch} ({phase})", unit="batch", disable=None, leave=False)
+    for step, start in enumerate(progress, start=1):
+        batch = order[start : start + config.batch_size]
+        queries = trim_padding(data.queries[data.query_index[batch]]).to(device)
+        documents = trim_padding(data.documents[data.doc_index[batch]]).to(device)
+        with autocast(config.precision, device):
+            if data.worse_index is not None:
+                worse = trim_padding(data.documents[data.worse_index[batch]]).to(device)
+                better_scores = model(queries, documents)
+                worse_scores = model(queries, worse)
+                loss = loss_fn(better_scores.float(), worse_scores.float())
+            else:
+                assert data.grades is not None
+                scores = model(queries, documents)
+                loss = loss_fn(scores.float(), data.grades[batch].to(device))
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise _nonfinite_error(
+                config, f"the training loss became {value} at epoch {epoch}, step {step}"
+            )
+        optimiser.zero_grad(set_to_none=True)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimiser)
+        else:
+            loss.backward()
+        if config.grad_clip is not None:
+            params = [p for group in optimiser.param_groups for p in group["params"]]
+            torch.nn.utils.clip_grad_norm_(params, config.grad_clip)
+        if scaler is not None:
+            scaler.step(optimiser)
+            scaler.update()
+        else:
+            optimiser.step()
+        total += value
+        batches += 1
+        progress.set_postfix(loss=f"{total / batches:.4f}", refresh=False)
+    for group in optimiser.param_groups:
+        for parameter in group["params"]:
+            if not bool(torch.isfinite(parameter).all()):
+                raise _nonfinite_error(
+                    config, f"the model's weights became NaN or infinite in epoch {epoch}"
+                )
+    return total / max(batches, 1)
+
+
+def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.device) -> float:
+    """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
+    from clir_toolkit.rerank.score import rerank_rows, score_encoded
+
+    batch_size = max(config.batch_size or DEFAULT_BATCH_SIZE, 256)
+    neural = score_encoded(model, dev.encoded, device, batch_size, config.precision)
+    rows = rerank_rows(dev.ranked, neural, config.depth)
+    return mean_measure(dev.qrels, rows, DEV_MEASURE)
+
+
+def mean_measure(qrels: Sequence[Any], rows: Sequence[Any], measure: str) -> float:
+    """Mean of an ir_measures measure over the qrels' queries (0 for unanswered ones)."""
+    import ir_measures
+
+    from clir_toolkit.evaluate import parse_measures
+
+    parsed = parse_measures(measure)[0]
+    judged = {q.qid for q in qrels}
+    values = dict.fromkeys(judged, 0.0)
+    run = [ir_measures.ScoredDoc(r.qid, r.docid, float(r.score)) for r in rows if r.qid in judged]
+    qrel_records = [ir_measures.Qrel(q.qid, q.docid, int(q.relevance)) for q in qrels]
+    for metric in ir_measures.iter_calc([parsed], qrel_records, run):
+        if metric.query_id in values:
+            values[metric.query_id] = float(metric.value)
+    return sum(values.values()) / len(values) if values else 0.0
+
+
+def _checkpoint_path(output: Path) -> Path:
+    return output.with_name(output.name + ".ckpt")
+
+
+def _save_torch(path: Path, obj: Any) -> None:
+    import torch
+
+    with atomic_write(path, "wb", encoding=None) as handle:
+        torch.save(obj, handle)
+
+
+def _cpu_state(module: Any) -> dict[str, Any]:
+    return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+
+
+def _save_checkpoint(
+    path: Path,
+    fingerprint: str,
+    state: _State,
+    model: Any,
+    loss_module: Any,
+    optimiser: Any,
+    scaler: Any,
+    generator: torch.Generator,
+    vocabs: tuple[Vocabulary, Vocabulary],
+) -> None:
+    import torch
+
+    _save_torch(
+        path,
+        {
+            "format": CHECKPOINT_FORMAT,
+            "fingerprint": fingerprint,
+            "completed": state.completed,
+            "best_epoch": state.best_epoch,
+            "best_dev": state.best_dev,
+            "best_state": state.best_state,
+            "history": [dataclasses.asdict(r) for r in state.history],
+            "model": _cpu_state(model),
+            "loss": _cpu_state(loss_module) if loss_module is not None else None,
+            "optimiser": optimiser.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None,
+            "rng_torch": torch.get_rng_state(),
+            "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "rng_shuffle": generator.get_state(),
+            "query_vocab": vocabs[0].to_dict(),
+            "doc_vocab": vocabs[1].to_dict(),
+        },
+    )
+
+
+def _read_checkpoint(path: Path, fingerprint: str) -> dict[str, Any]:
+    import torch
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise ClirError(
+            f"{path}: cannot read the checkpoint ({type(exc).__name__}); "
+            "delete it or train without --resume"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise ClirError(f"{path}: not a training checkpoint; delete it or train without --resume")
+    if data["fingerprint"] != fingerprint:
+        raise ClirError(
+            f"{path}: the checkpoint was made with other settings or input files; "
+            "train without --resume to start again"
+        )
+    return data
+
+
+def _save_model(
+    config: TrainConfig,
+    model: Any,
+    state: _State,
+    vocabs: tuple[Vocabulary, Vocabulary],
+    embeddings_found: Mapping[str, int],
+) -> None:
+    from clir_toolkit.rerank.score import MODEL_FORMAT
+
+    weights = state.best_state if state.best_state is not None else _cpu_state(model)
+    _save_torch(
+        config.output,
+        {
+            "format": MODEL_FORMAT,
+            "model_type": config.model,
+            "config": model.config(),
+            "state_dict": weights,
+            "query_vocab": vocabs[0].to_dict(),
+            "doc_vocab": vocabs[1].to_dict(),
+            "query_language": vocabs[0].language,
+            "doc_language": vocabs[1].language,
+            "max_query_len": config.max_query_len,
+            "max_doc_len": config.max_doc_len,
+            "training": {
+                **_settings(config),
+                "best_epoch": state.best_epoch,
+                "best_dev": state.best_dev,
+                "dev_measure": DEV_MEASURE,
+                "embeddings_found": dict(embeddings_found),
+            },
+            "history": [dataclasses.asdict(r) for r in state.history],
+        },
+    )
+
+
+def _phases(config: TrainConfig, has_parallel: bool) -> list[str]:
+    """The phase of each epoch: parallel pre-training first, then relevance training."""
+    pre = ["parallel"] * config.parallel_epochs if has_parallel else []
+    return pre + ["relevance"] * config.epochs
+
+
+def train_reranker(config: TrainConfig) -> TrainReport:
+    """Train the reranker described by ``config`` and write its model file (see module doc)."""
+    import torch
+
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.device import check_precision, resolve_device
+
+    started = time.perf_counter()
+    config = _resolved(config)
+    _check_files(config)
+    device = resolve_device(config.device)
+    check_precision(config.precision, device)
+    collection = open_collection(config.collection)
+    doc_language = config.doc_language or collection.doc_lang
+    if not doc_language:
+        raise UsageError(
+            f"{collection.root}: the manifest gives no doc_lang; pass the document language"
+        )
+    config = dataclasses.replace(
+        config,
+        doc_language=doc_language,
+        query_language=config.query_language or collection.query_lang or "en",
+    )
+    if config.dim is None and _embedding_files(config):
+        config = dataclasses.replace(config, dim=_embedding_dim(config))
+    cache_dir = cache_dir_for(collection.root, config.cache_dir)
+    fingerprint = _fingerprint(config)
+    checkpoint_path = _checkpoint_path(config.output)
+
+    checkpoint = None
+    if config.resume and checkpoint_path.is_file():
+        checkpoint = _read_checkpoint(checkpoint_path, fingerprint)
+    elif config.resume:
+        _log(config, f"no checkpoint at {checkpoint_path}: training from the start")
+
+    vocabs = None
+    if checkpoint is not None:
+        vocabs = (
+            Vocabulary.from_dict(checkpoint["query_vocab"]),
+            Vocabulary.from_dict(checkpoint["doc_vocab"]),
+        )
+    data = prepare_data(config, collection.corpus, cache_dir, vocabs)
+    vocabs = (data.query_vocab, data.doc_vocab)
+
+    torch.manual_seed(config.seed)
+    model = build_model(config, *vocabs)
+    embeddings_found = _load_embeddings(config, model, {"query": vocabs[0], "doc": vocabs[1]})
+    model.to(device)
+    assert config.loss is not None
+    loss_fn, loss_module = build_loss(config.loss)
+    parameters = list(model.parameters())
+    if loss_module is not None:
+        loss_module.to(device)
+        parameters += list(loss_module.parameters())
+    assert config.lr is not None
+    optimiser = torch.optim.Adam(parameters, lr=config.lr)
+    scaler = torch.amp.GradScaler("cuda") if config.precision == "fp16" else None
+    generator = torch.Generator().manual_seed(config.seed)
+
+    state = _State()
+    if checkpoint is not None:
+        model.load_state_dict(checkpoint["model"])
+        if loss_module is not None and checkpoint["loss"] is not None:
+            loss_module.load_state_dict(checkpoint["loss"])
+        optimiser.load_state_dict(checkpoint["optimiser"])
+        if scaler is not None and checkpoint["scaler"] is not None:
+            scaler.load_state_dict(checkpoint["scaler"])
+        torch.set_rng_state(checkpoint["rng_torch"])
+        if checkpoint["rng_cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(checkpoint["rng_cuda"])
+        generator.set_state(checkpoint["rng_shuffle"])
+        state = _State(
+            completed=int(checkpoint["completed"]),
+            best_epoch=int(checkpoint["best_epoch"]),
+            best_dev=checkpoint["best_dev"],
+            best_state=checkpoint["best_state"],
+            history=[EpochRecord(**r) for r in checkpoint["history"]],
+        )
+        _log(config, f"resuming from {checkpoint_path} after epoch {state.completed}")
+
+    phases = _phases(config, data.parallel is not None)
+    start_epoch = state.completed + 1
+    examples = len(data.relevance)
+    _log(
+        config,
+        f"training {config.model} ({config.loss}, lr {config.lr:g}, batch {config.batch_size}) "
+        f"on {device}: {examples} examples, vocabularies {len(vocabs[0])} "
+        f"{vocabs[0].language} / {len(vocabs[1])} {vocabs[1].language} words",
+    )
+    for epoch in range(start_epoch, len(phases) + 1):
+        epoch_start = time.perf_counter()
+        phase = phases[epoch - 1]
+        epoch_data = data.parallel if phase == "parallel" else data.relevance
+        assert epoch_data is not None
+        mean_loss = _run_epoch(
+            model, loss_fn, optimiser, scaler, epoch_data, config, device, generator, epoch, phase
+        )
+        dev_score = None
+        if data.dev is not None:
+            dev_score = evaluate_dev(model, data.dev, config, device)
+            if state.best_dev is None or dev_score > state.best_dev:
+                state.best_dev, state.best_epoch = dev_score, epoch
+                state.best_state = _cpu_state(model)
+        else:
+            state.best_epoch = epoch
+        record = EpochRecord(epoch, phase, mean_loss, dev_score, time.perf_counter() - epoch_start)
+        state.history.append(record)
+        state.completed = epoch
+        dev_text = f", dev {DEV_MEASURE} {dev_score:.4f}" if dev_score is not None else ""
+        _log(config, f"epoch {epoch} ({phase}): loss {mean_loss:.4f}{dev_text}")
+        _save_checkpoint(
+            checkpoint_path,
+            fingerprint,
+            state,
+            model,
+            loss_module,
+            optimiser,
+            scaler,
+            generator,
+            vocabs,
+        )
+    _save_model(config, model, state, vocabs, embeddings_found)
+    report = TrainReport(
+        output=config.output,
+        checkpoint=checkpoint_path,
+        model=config.model,
+        loss=config.loss,
+        device=str(device),
+        examples=examples,
+        query_vocab_size=len(vocabs[0]),
+        doc_vocab_size=len(vocabs[1]),
+        start_epoch=start_epoch,
+        best_epoch=state.best_epoch,
+        best_dev=state.best_dev,
+        history=state.history,
+        seconds=time.perf_counter() - started,
+    )
+    best = f", best dev {DEV_MEASURE} {state.best_dev:.4f}" if state.best_dev is not None else ""
+    _log(config, f"saved epoch {state.best_epoch}{best} -> {config.output}")
+    return report

