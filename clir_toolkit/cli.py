@@ -356,6 +356,33 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(handler=cmd_resource_wordnet)
 
     p = commands.add_parser(
+        "embed",
+        parents=[common],
+        help="cross-lingual word embeddings, trained offline",
+        description="Skip-gram vectors per language (gensim), aligned by orthogonal Procrustes "
+        "on dictionary seed pairs (Smith et al. 2017), evaluated by CSLS lexicon induction.",
+    )
+    embed = p.add_subparsers(dest="embed_command", metavar="ACTION", required=True)
+    e = embed.add_parser("train", parents=[common], help="train aligned English–L vectors")
+    e.add_argument("--lang", required=True, help="document language, e.g. fr")
+    e.add_argument("--out", required=True, type=Path, help=".vec file to write (en:/L: words)")
+    e.add_argument("--dict", dest="dictionary", help="seed dictionary (default: per language)")
+    e.add_argument("--source-text", type=Path, help="English text, one line each")
+    e.add_argument("--target-text", type=Path, help="document-language text, one line each")
+    e.add_argument("--source-corpus", type=Path, action="append", default=[])
+    e.add_argument("--target-corpus", type=Path, action="append", default=[])
+    e.add_argument("--dim", type=int, default=300)
+    e.add_argument("--epochs", type=int, default=20)
+    e.add_argument("--min-count", type=int, default=3)
+    e.add_argument("--window", type=int, default=5)
+    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--refine", type=int, default=2, choices=range(6), metavar="0..5")
+    e.add_argument("--test-fraction", type=float, default=0.2)
+    e.add_argument("--workers", type=int, default=1, help="1 keeps training deterministic")
+    e.add_argument("--work-dir", type=Path)
+    e.set_defaults(handler=cmd_embed_train)
+
+    p = commands.add_parser(
         "rerank",
         parents=[common],
         help="neural reranking: train K-NRM or the dual encoder, rescore runs",
@@ -449,6 +476,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--results", type=Path, help="where to write RESULTS.md (default: beside the first recipe)"
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run every recipe again, even those whose runs are up to date",
+    )
     p.set_defaults(handler=cmd_run)
 
     p = commands.add_parser(
@@ -472,21 +504,24 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         parents=[common],
         help="the end-to-end demonstration",
-        description="Index a collection, search it with its English and "
-        "human-translated topics, and print the evaluation.",
+        description="Build the English→French man-page collection (if missing), index it, "
+        "search its dev topics untranslated, translated by dictionary and written by people, "
+        "and print the evaluation.",
     )
     p.add_argument(
         "--collection",
         type=Path,
-        default=Path("tests/fixtures/tiny-fr"),
-        help="collection directory (default: the hand-made tests/fixtures/tiny-fr)",
+        help="use this collection directory instead (e.g. tests/fixtures/tiny-fr)",
+    )
+    p.add_argument(
+        "--lang", default="fr", help="man-page collection language when --collection is not given"
     )
     p.add_argument("--split", default="dev", help="topic split to evaluate (default: dev)")
     p.add_argument(
         "--workdir",
         type=Path,
         default=Path("."),
-        help="where indexes/ and runs/ are written (default: .)",
+        help="where data/, indexes/ and runs/ are (default: .)",
     )
     p.set_defaults(handler=cmd_demo)
     return parser
@@ -678,6 +713,32 @@ def cmd_resource_wordnet(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_embed_train(args: argparse.Namespace) -> int:
+    from clir_toolkit.translate.embed_train import format_report, train_bilingual_embeddings
+
+    report = train_bilingual_embeddings(
+        args.lang,
+        args.out,
+        source_text=args.source_text,
+        target_text=args.target_text,
+        dictionary=args.dictionary,
+        dim=args.dim,
+        epochs=args.epochs,
+        min_count=args.min_count,
+        window=args.window,
+        seed=args.seed,
+        test_fraction=args.test_fraction,
+        refine=args.refine,
+        workers=args.workers,
+        source_corpora=args.source_corpus,
+        target_corpora=args.target_corpus,
+        work_dir=args.work_dir,
+        progress=not args.quiet,
+    )
+    print(format_report(report))
+    return 0
+
+
 def cmd_rerank_train(args: argparse.Namespace) -> int:
     from clir_toolkit.rerank.train import TrainConfig, train_reranker
 
@@ -765,7 +826,7 @@ def cmd_rerank_bins(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from clir_toolkit.recipes import run_recipes
 
-    results = run_recipes(args.recipes, quiet=args.quiet, results=args.results)
+    results = run_recipes(args.recipes, quiet=args.quiet, results=args.results, force=args.force)
     print(f"wrote {results}")
     return 0
 
@@ -791,7 +852,11 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from clir_toolkit.demo import run_demo
 
-    print(run_demo(args.collection, args.workdir, split=args.split, quiet=args.quiet))
+    print(
+        run_demo(
+            args.collection, args.workdir, split=args.split, language=args.lang, quiet=args.quiet
+        )
+    )
     return 0
 
 

@@ -6,7 +6,7 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
 
     name = "dict-syn"                       # the run's name and tag
     title = "dictionary, Pirkola structure" # the row label in RESULTS.md
-    group = "dictionary form"               # rows compared with each other
+    group = "dictionary form"               # rows compared with each other (or a list)
     languages = ["fr", "de"]                # man-page collections en→L
     variant = "standard"                    # or "hard" (documents without NAME)
     topics = "english"                      # or "human" (the monolingual reference)
@@ -34,12 +34,18 @@ import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
 
+if TYPE_CHECKING:
+    from clir_toolkit.rerank.recipe import RerankDetails
+
 SPLITS = ("dev", "test")
 TUNE_MEASURE = "nDCG@10"
+TUNE_HITS = 20
+AUTO_EMBED_DIM = 100
+AUTO_EMBED_EPOCHS = 10
 
 SEARCH_KEYS = {
     "translate",
@@ -84,6 +90,11 @@ class Recipe:
     search: dict[str, Any] = field(default_factory=dict)
     tune: dict[str, list[Any]] = field(default_factory=dict)
     rerank: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The groups the row belongs to (``group`` may list several, joined by " / ")."""
+        return tuple(g.strip() for g in self.group.split(" / "))
 
 
 @dataclass(frozen=True)
@@ -160,11 +171,15 @@ def load_recipe(path: str | Path) -> Recipe:
     tune = values.get("tune", {})
     if any(not isinstance(v, list) or not v for v in tune.values()):
         raise FormatError(path, None, "every [tune] option needs a non-empty list of values")
+    if values.get("kind") == "rerank":
+        from clir_toolkit.rerank.recipe import check_rerank_table
+
+        check_rerank_table(path, values)
     return Recipe(
         path=path,
         name=name,
         title=values.get("title", name),
-        group=values.get("group", "other"),
+        group=" / ".join(_as_list(values.get("group", "other"))),
         languages=tuple(values.get("languages", ["fr"])),
         variant=values.get("variant", "standard"),
         topics=values.get("topics", "english"),
@@ -174,6 +189,10 @@ def load_recipe(path: str | Path) -> Recipe:
         tune={k: list(v) for k, v in tune.items()},
         rerank=dict(values.get("rerank", {})),
     )
+
+
+def _as_list(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
 
 def ensure_collection(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
@@ -208,6 +227,35 @@ def ensure_index(workspace: Workspace, language: str, variant: str, quiet: bool)
 def log(quiet: bool, message: str) -> None:
     if not quiet:
         print(message, file=sys.stderr)
+
+
+def resolve_auto_resources(
+    options: dict[str, Any], language: str, workspace: Workspace
+) -> dict[str, Any]:
+    """Replace ``"auto"`` resources by files under ``data/``, built when missing.
+
+    ``parallel = "auto"``: the gettext parallel text en→language (``clir resource parallel``);
+    ``embed = "auto"``: aligned embeddings trained offline (``clir embed train``).
+    """
+    options = dict(options)
+    if options.get("parallel") == "auto":
+        path = workspace.data / "parallel" / f"en-{language}.tsv"
+        if not path.is_file():
+            from clir_toolkit.resources.parallel import collect_parallel
+
+            collect_parallel(language, path)
+        options["parallel"] = str(path)
+    if options.get("embed") == "auto":
+        path = workspace.data / "embeddings" / f"en-{language}.vec"
+        if not path.is_file():
+            from clir_toolkit.translate.embed_train import train_bilingual_embeddings
+
+            # Smaller than `clir embed train`'s defaults (300-d, 20 epochs) so that the
+            # recipes stay within their time budget on two cores.
+            train_bilingual_embeddings(language, path, dim=AUTO_EMBED_DIM,
+                                       epochs=AUTO_EMBED_EPOCHS, progress=False)
+        options["embed"] = str(path)
+    return options
 
 
 def search_run(
@@ -261,11 +309,19 @@ def search_run(
 
 @dataclass
 class RecipeOutcome:
+    """The runs one recipe wrote for one language (``runs``: split → run file).
+
+    A rerank recipe also names the first-stage run it reranked on each split, which
+    RESULTS.md tests it against, and the details of its reranker.
+    """
+
     recipe: Recipe
     language: str
     runs: dict[str, Path]
     chosen: dict[str, Any]
     seconds: float
+    first_stage: dict[str, Path] = field(default_factory=dict)
+    rerank: RerankDetails | None = None
 
 
 def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
@@ -287,14 +343,21 @@ def run_search_recipe(
     started = time.perf_counter()
     index = ensure_index(workspace, language, recipe.variant, quiet)
     collection = open_collection(workspace.collection(language, recipe.variant))
+    stamp = run_stamp(recipe, collection.fingerprint())
+    reused = reusable_runs(recipe, language, workspace, stamp)
+    if reused is not None:
+        log(quiet, f"  reusing the runs of {recipe.name} on {language} (unchanged)")
+        return reused
     kind = "topics-human" if recipe.topics == "human" else "topics"
     chosen: dict[str, Any] = {}
+    search = resolve_auto_resources(recipe.search, language, workspace)
     dev_run = workspace.run(recipe, language, "dev")
     candidates = grid(recipe.tune)
     if len(candidates) > 1:
         best = None
         for combination in candidates:
-            options = {**recipe.search, **combination}
+            # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all hits.
+            options = {**search, **combination, "hits": TUNE_HITS}
             search_run(
                 recipe, options, index, collection.split_file(kind, "dev"), dev_run, language, quiet
             )
@@ -313,7 +376,7 @@ def run_search_recipe(
         output = workspace.run(recipe, language, split)
         search_run(
             recipe,
-            {**recipe.search, **chosen},
+            {**search, **chosen},
             index,
             collection.split_file(kind, split),
             output,
@@ -321,10 +384,66 @@ def run_search_recipe(
             quiet,
         )
         runs[split] = output
+    write_stamp(recipe, language, workspace, stamp, chosen)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
 
-RecipeRunner = Callable[[Recipe, str, Workspace, bool], RecipeOutcome]
+def run_stamp(recipe: Recipe, collection_fingerprint: str) -> dict[str, str]:
+    """What a recipe's runs depend on: the recipe file, the collection, the toolkit."""
+    import hashlib
+
+    from clir_toolkit import __version__
+
+    return {
+        "recipe_sha256": hashlib.sha256(recipe.path.read_bytes()).hexdigest(),
+        "collection_sha256": collection_fingerprint,
+        "toolkit": __version__,
+    }
+
+
+def _stamp_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
+    return workspace.run(recipe, language, "dev").parent.parent / f"{recipe.name}.stamp.json"
+
+
+def reusable_runs(
+    recipe: Recipe, language: str, workspace: Workspace, stamp: dict[str, str]
+) -> RecipeOutcome | None:
+    """The outcome recorded by an earlier ``clir run`` of the same recipe, if still valid."""
+    import json
+
+    if FORCE_RERUN:
+        return None
+    path = _stamp_path(recipe, language, workspace)
+    runs = {split: workspace.run(recipe, language, split) for split in SPLITS}
+    if not path.is_file() or not all(run.is_file() for run in runs.values()):
+        return None
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    if recorded.get("stamp") != stamp:
+        return None
+    return RecipeOutcome(recipe, language, runs, recorded.get("chosen", {}), 0.0)
+
+
+def write_stamp(
+    recipe: Recipe,
+    language: str,
+    workspace: Workspace,
+    stamp: dict[str, str],
+    chosen: dict[str, Any],
+) -> None:
+    import json
+
+    from clir_toolkit.files import atomic_write
+
+    with atomic_write(_stamp_path(recipe, language, workspace)) as handle:
+        json.dump({"stamp": stamp, "chosen": chosen}, handle, indent=2, sort_keys=True)
+
+
+#: ``clir run --force`` sets this: every recipe runs again even when its runs are current.
+FORCE_RERUN = False
+
+
+RecipeRunner = Callable[[Recipe, str, Workspace, bool], "RecipeOutcome | list[RecipeOutcome]"]
+"""Runs a recipe on one language: one outcome, or one per point of a rerank sweep."""
 
 
 def run_recipes(
@@ -332,10 +451,17 @@ def run_recipes(
     workspace: Workspace | None = None,
     quiet: bool = False,
     results: Path | None = None,
+    force: bool = False,
 ) -> Path:
-    """Run every recipe on its languages and regenerate RESULTS.md; returns its path."""
+    """Run every recipe on its languages and regenerate RESULTS.md; returns its path.
+
+    A recipe whose runs are current (same recipe file, same collection, same toolkit
+    version: see :func:`run_stamp`) is not run again unless ``force``.
+    """
     from clir_toolkit.results import write_results
 
+    global FORCE_RERUN
+    FORCE_RERUN = force
     workspace = workspace or Workspace()
     recipes = [load_recipe(p) for p in paths]
     if not recipes:
@@ -350,7 +476,8 @@ def run_recipes(
         runner = recipe_runner(recipe)
         for language in recipe.languages:
             log(quiet, f"[{time.perf_counter() - started:6.0f} s] {recipe.name} on {language}")
-            outcomes.append(runner(recipe, language, workspace, quiet))
+            outcome = runner(recipe, language, workspace, quiet)
+            outcomes.extend(outcome if isinstance(outcome, list) else [outcome])
     target = results or recipes[0].path.parent / "RESULTS.md"
     command = "clir run " + " ".join(str(p) for p in paths)
     write_results(target, outcomes, workspace, command, time.perf_counter() - started)

@@ -5,6 +5,10 @@ over all recipes' runs, with paired t-tests (Holm-corrected) against the recipe 
 ``baseline = true``; then, per language, the row of each group that wins on the dev
 split's nDCG@10; then the hand-written ``NOTES.md`` beside the recipes, if there is one
 (where the results are discussed against the papers' conclusions).
+
+Rerank recipes add a table per collection and split that tests every reranked run against
+the first-stage run it reranked (its own, not the baseline row's), the details of each
+reranker and the figures (:mod:`clir_toolkit.rerank.report`).
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clir_toolkit.evaluate import EvalResult, evaluate_runs, format_result
+from clir_toolkit.evaluate import EvalResult, evaluate_runs, format_result, holm, paired_test
 from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
     from clir_toolkit.recipes import RecipeOutcome, Workspace
 
 WIN_MEASURE = "nDCG@10"
+ALPHA = 0.05
 
 
 def write_results(
@@ -69,6 +74,7 @@ def write_results(
             f"| {recipe.name}{baseline} | {recipe.title} | {recipe.group} | {chosen or '—'} |"
         )
     winners: list[str] = []
+    comparisons: list[list[str]] = []
     for (language, variant), group in by_collection.items():
         name = workspace.collection_name(language, variant)
         base = next((o for o in group if o.recipe.baseline), None)
@@ -77,9 +83,7 @@ def write_results(
             if not runs:
                 continue
             qrels = workspace.collection(language, variant) / f"qrels.{split}.txt"
-            result = evaluate_runs(
-                qrels, runs, baseline=str(base.runs[split]) if base else None
-            )
+            result = evaluate_runs(qrels, runs, baseline=str(base.runs[split]) if base else None)
             lines += [
                 "",
                 f"## {name} — {split} ({len(result.qids)} queries)",
@@ -88,6 +92,9 @@ def write_results(
             ]
             if split == "dev":
                 winners += _winners(name, group, result)
+            reranked = [o for o in group if split in o.first_stage and split in o.runs]
+            if reranked:
+                comparisons.append(_first_stage_table(name, split, reranked, qrels))
     if winners:
         lines += [
             "",
@@ -97,6 +104,22 @@ def write_results(
             "|---|---|---|---|---|",
             *winners,
         ]
+    if comparisons:
+        lines += [
+            "",
+            f"## Reranked runs against their own first stage ({WIN_MEASURE})",
+            "",
+            f"Each reranked run against the first-stage run whose candidates it reranked, on "
+            f"the same queries: paired t-test of the per-query {WIN_MEASURE} (two-sided), "
+            "Holm correction over the rows of each table; ▲/▼: significantly better/worse "
+            "(α = 0.05).",
+        ]
+        for table in comparisons:
+            lines += ["", *table]
+    if any(o.rerank is not None for o in outcomes):
+        from clir_toolkit.rerank.report import rerank_sections
+
+        lines += rerank_sections(outcomes, workspace, path.parent)
     notes = path.parent / "NOTES.md"
     if notes.is_file():
         lines += ["", notes.read_text(encoding="utf-8").rstrip()]
@@ -104,12 +127,45 @@ def write_results(
         handle.write("\n".join(lines) + "\n")
 
 
+def _first_stage_table(
+    collection: str, split: str, outcomes: Sequence[RecipeOutcome], qrels: Path
+) -> list[str]:
+    """Markdown rows: each reranked run against its own first stage, paired t-test + Holm."""
+    paths = list(dict.fromkeys(p for o in outcomes for p in (o.first_stage[split], o.runs[split])))
+    result = evaluate_runs(qrels, paths, measures=WIN_MEASURE)
+    per_query = dict(
+        zip(paths, (result.per_query[run][WIN_MEASURE] for run in result.runs), strict=True)
+    )
+    rows, raw = [], []
+    for outcome in outcomes:
+        before, after = per_query[outcome.first_stage[split]], per_query[outcome.runs[split]]
+        raw.append(paired_test([after[q] for q in result.qids], [before[q] for q in result.qids]))
+        mean_before = sum(before.values()) / len(result.qids)
+        mean_after = sum(after.values()) / len(result.qids)
+        rows.append((outcome, mean_before, mean_after))
+    lines = [
+        f"### {collection} — {split} ({len(result.qids)} queries)",
+        "",
+        f"| run | first stage | {WIN_MEASURE} first stage → reranked | Δ | p (Holm) |",
+        "|---|---|---|---|---|",
+    ]
+    for (outcome, before_mean, after_mean), p in zip(rows, holm(raw), strict=True):
+        delta = after_mean - before_mean
+        marker = ("▲" if delta > 0 else "▼" if delta < 0 else "") if p < ALPHA else ""
+        lines.append(
+            f"| {outcome.recipe.name} | {outcome.first_stage[split].stem} | "
+            f"{before_mean:.4f} → {after_mean:.4f}{marker} | {delta:+.4f} | {p:.3g} |"
+        )
+    return lines
+
+
 def _winners(collection: str, group: Sequence[RecipeOutcome], result: EvalResult) -> list[str]:
     """One table row per group of recipes with at least two members."""
     by_group: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for outcome in group:
         score = result.means[outcome.runs["dev"].stem][WIN_MEASURE]
-        by_group[outcome.recipe.group].append((score, outcome.recipe.name))
+        for group_name in outcome.recipe.groups:
+            by_group[group_name].append((score, outcome.recipe.name))
     rows = []
     for name, members in sorted(by_group.items()):
         if len(members) < 2:

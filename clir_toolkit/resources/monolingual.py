@@ -8,6 +8,8 @@ has in each language:
 
 - the translated side of its gettext catalogs (the English side for ``en``), cleaned of
   placeholders, accelerators and markup as in :mod:`clir_toolkit.resources.parallel`;
+- the installed manual pages of that language (``man_root``), stripped of troff by
+  :mod:`clir_toolkit.collection.troff` — for English, the pages under ``man1``…``man8``;
 - the ``contents`` of any corpus passed in (for instance a man-page collection's
   ``corpus.jsonl``), one line of text per output line.
 
@@ -31,7 +33,7 @@ from clir_toolkit.resources.parallel import (
     locale_name,
 )
 
-__all__ = ["catalog_lines", "collect_monolingual", "corpus_lines"]
+__all__ = ["catalog_lines", "collect_monolingual", "corpus_lines", "manpage_lines"]
 
 
 def _all_catalog_paths(locale_root: Path) -> list[Path]:
@@ -63,11 +65,36 @@ def corpus_lines(corpus: Path) -> Iterator[str]:
         yield from doc.contents.splitlines()
 
 
+def manpage_lines(lang: str, man_root: Path = Path("/usr/share/man")) -> Iterator[str]:
+    """Text lines of every installed man page of ``lang`` (``en``: the untranslated pages)."""
+    from clir_toolkit.collection.manpages import LANGUAGES
+    from clir_toolkit.collection.troff import read_man_page
+
+    if lang == "en":
+        root = man_root
+    elif lang in LANGUAGES:
+        root = man_root / LANGUAGES[lang].directory
+    else:
+        return
+    for path in sorted(root.glob("man[1-8]*/*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            page = read_man_page(path)
+        except (OSError, ValueError):
+            continue  # an unreadable page is skipped: this is training text, not a collection
+        if page.so_target:
+            continue
+        for section in page.sections:
+            yield from section.lines
+
+
 def collect_monolingual(
     lang: str,
     out: Path,
     corpora: Sequence[Path] = (),
     locale_root: Path = LOCALE_ROOT,
+    man_root: Path | None = None,
 ) -> int:
     """Write unique lines of ``lang`` text (catalogs, then ``corpora``) to ``out``; their count.
 
@@ -83,8 +110,11 @@ def collect_monolingual(
     except ResourceError:
         if not corpora:
             raise
-    for corpus in corpora:
-        for raw in corpus_lines(Path(corpus)):
+    sources = [corpus_lines(Path(corpus)) for corpus in corpora]
+    if man_root is not None:
+        sources.append(manpage_lines(lang, Path(man_root)))
+    for lines in sources:
+        for raw in lines:
             line = " ".join(raw.split())
             if is_usable(line):
                 seen.setdefault(line)

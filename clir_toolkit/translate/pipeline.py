@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from clir_toolkit.errors import UsageError
@@ -64,8 +65,13 @@ class TranslationOptions:
         return "+".join(parts) or "untranslated"
 
 
+@cache
 def make_translator(options: TranslationOptions, target_lang: str) -> Translator | None:
-    """The translator the options name, for documents in ``target_lang``; None for none."""
+    """The translator the options name, for documents in ``target_lang``; None for none.
+
+    Cached per process: loading a dictionary or estimating translation probabilities is
+    done once, however many runs (``clir run``) use it.
+    """
     if options.translate not in TRANSLATIONS:
         raise UsageError(
             f"unknown --translate '{options.translate}' (use one of: {', '.join(TRANSLATIONS)})"

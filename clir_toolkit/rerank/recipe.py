@@ -1,0 +1,952 @@
+"""Reranking experiments as recipes (``kind = "rerank"``): first stage → training → reranking.
+
+A rerank recipe names a first-stage search recipe (a ``kind = "search"`` recipe in the same
+directory), a reranker and how it is trained and tested; ``clir run rerank/*.toml`` then,
+for every language of the recipe:
+
+1. builds the collection and its index if they are missing (:mod:`clir_toolkit.recipes`);
+2. makes the first-stage runs of the train, dev and test splits, or reuses them when they
+   are present and fresh (same search options, topics and index). The train split's run
+   gives the training negatives, the dev split's the candidates for model selection;
+3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
+   split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
+   trained with the same settings on the same files is there (``models/<collection>/``);
+4. reranks the top ``depth`` candidates of the dev and test runs (what
+   :func:`clir_toolkit.rerank.score.score_run` does, scored once so that an interpolation
+   weight can be chosen on dev) and writes them under ``runs/`` like any other run.
+
+Every reranked row of RESULTS.md is then tested against its own first stage
+(:mod:`clir_toolkit.results`), and :mod:`clir_toolkit.rerank.report` draws the figures.
+
+An example, the smooth-cosine dual encoder with SOSL (Liu et al., Table 2)::
+
+    name = "dual-sosl"
+    title = "dual encoder (avg), SOSL, ε = 1"
+    group = "loss (Table 2)"
+    kind = "rerank"
+    languages = ["fr", "de"]
+    topics = "english"            # the queries the reranker sees on dev and test
+
+    [rerank]
+    first_stage = "bm25-dict-syn" # rerank/bm25-dict-syn.toml, kind = "search"
+    model = "dual"
+    loss = "sosl"
+    epsilon = 1.0
+    negatives = 40
+    epochs = 10
+    figure = "figure-3-densities" # a panel of score densities per grade on the training set
+
+The ``[rerank]`` keys:
+
+* ``first_stage`` (required): the search recipe whose dev and test runs are reranked;
+  ``train_first_stage``: the one whose train run gives the negatives and whose dev run
+  selects the epoch (default: ``first_stage``).
+* ``train_topics``: ``"english"`` or ``"human"``, the queries the model is trained on
+  (default: the recipe's ``topics``). ``"human"`` trains monolingually on the human queries
+  in the documents' language (thesis *Neural CLIR*, §6.1.1); ``"english"`` bilingually on
+  the English queries, one vocabulary per language (§6.1.3).
+* Testing with translated queries (thesis §6.1.2): ``translate`` (``"dict"``, ``"mt"`` or
+  ``"embed"``) and the options of ``clir search`` that go with it (``dictionary``,
+  ``dict_mode``, ``mt``, ``mt_target_lang``, ``embed``, ``embed_top``) turn the English dev
+  and test queries into the documents' language before the model reads them; the model must
+  have been trained on queries in that language (``train_topics = "human"``).
+* ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
+  or here first if it is missing): the thesis' monolingual model tested with translated
+  queries. The training keys then come from that recipe and may not be given here.
+* Training (:class:`~clir_toolkit.rerank.train.TrainConfig`): ``model``, ``encoder``,
+  ``loss``, ``negatives`` (per query), ``epochs``, ``lr``, ``batch_size``, ``dim``,
+  ``max_query_len``, ``max_doc_len``, ``min_count``, ``max_vocab``, ``seed``, ``device``,
+  ``precision``, ``grad_clip``, ``embeddings`` (a ``.vec`` file), ``depth`` (dev
+  candidates per query for model selection, and candidates reranked per query).
+* Options of the model and the loss that ``TrainConfig`` does not carry: ``epsilon`` (the
+  dual encoder's smoothness ε, Liu et al. eq. 1), ``thresholds`` (SOSL's inner θ1, θ2,
+  §3.4; default 0.2, 0.7) and ``tie_embeddings`` (query-table rows of words that are also
+  in the document vocabulary start as copies of the document rows, so that a word matches
+  itself exactly, as in a monolingual K-NRM with one vocabulary).
+* ``interpolate``: λ, or a list of λ chosen on dev: ``λ·neural + (1 − λ)·first stage``
+  after per-query min-max normalisation (:func:`clir_toolkit.rerank.score.rerank_rows`).
+* ``figure`` (and ``figure_title``): the PNG, beside RESULTS.md, that the row is drawn in.
+* ``[rerank.sweep]``: lists of values of one or more keys, read in parallel (the i-th value
+  of each key makes point i). Each point is a row of its own, named
+  ``<name>-<value of the first key>``; a figure of a sweep plots the measures against the
+  first key (Liu et al., Figures 4 and 5).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError, FormatError
+
+if TYPE_CHECKING:
+    from clir_toolkit.recipes import Recipe, RecipeOutcome, Workspace
+    from clir_toolkit.rerank.data import Vocabulary
+
+# [rerank] key → TrainConfig field.
+TRAINING_KEYS = {
+    "model": "model",
+    "encoder": "encoder",
+    "loss": "loss",
+    "negatives": "negatives_per_query",
+    "epochs": "epochs",
+    "lr": "lr",
+    "batch_size": "batch_size",
+    "dim": "dim",
+    "max_query_len": "max_query_len",
+    "max_doc_len": "max_doc_len",
+    "min_count": "min_count",
+    "max_vocab": "max_vocab",
+    "seed": "seed",
+    "device": "device",
+    "precision": "precision",
+    "grad_clip": "grad_clip",
+    "embeddings": "embeddings",
+}
+MODEL_OPTION_KEYS = ("epsilon", "thresholds", "tie_embeddings")
+TRANSLATION_KEYS = (
+    "translate",
+    "dictionary",
+    "dict_mode",
+    "mt",
+    "mt_target_lang",
+    "embed",
+    "embed_top",
+)
+OTHER_KEYS = (
+    "first_stage",
+    "train_first_stage",
+    "train_topics",
+    "model_from",
+    "depth",
+    "interpolate",
+    "figure",
+    "figure_title",
+    "sweep",
+)
+RERANK_KEYS = frozenset((*TRAINING_KEYS, *MODEL_OPTION_KEYS, *TRANSLATION_KEYS, *OTHER_KEYS))
+SWEEP_KEYS = frozenset((*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate")) - {
+    "model",
+    "device",
+    "precision",
+    "embeddings",
+}
+
+_INTEGERS = {
+    "negatives": 1,
+    "epochs": 1,
+    "batch_size": 1,
+    "dim": 1,
+    "max_query_len": 1,
+    "max_doc_len": 1,
+    "min_count": 1,
+    "max_vocab": 1,
+    "seed": 0,
+    "depth": 1,
+    "embed_top": 1,
+}  # key → smallest value
+_POSITIVE_FLOATS = ("lr", "grad_clip")
+_CHOICES = {
+    "model": ("knrm", "dual"),
+    "encoder": ("avg", "cnn", "lstm"),
+    "loss": ("sosl", "mse", "po", "3part", "hinge"),
+    "device": ("auto", "cpu", "cuda"),
+    "precision": ("fp32", "bf16", "fp16"),
+    "train_topics": ("english", "human"),
+    "translate": ("dict", "mt", "embed"),
+    "dict_mode": ("all", "first", "weighted"),
+}
+_STRINGS = (
+    "first_stage",
+    "train_first_stage",
+    "model_from",
+    "embeddings",
+    "dictionary",
+    "mt",
+    "mt_target_lang",
+    "embed",
+    "figure",
+    "figure_title",
+)
+
+SPLITS = ("dev", "test")
+ALL_SPLITS = ("train", "dev", "test")
+SELECTION_MEASURE = "nDCG@10"
+DEFAULT_DEPTH = 100
+FRESHNESS_FORMAT = "clir-toolkit-fresh/1"
+
+
+# ---------------------------------------------------------------------------------------------
+# The [rerank] table
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_value(path: Path, key: str, value: Any) -> None:
+    """One [rerank] value of the right type and range, or a FormatError naming it."""
+    where = f"[rerank] {key}"
+    if key in _INTEGERS:
+        if not isinstance(value, int) or isinstance(value, bool) or value < _INTEGERS[key]:
+            raise FormatError(path, None, f"{where} must be an integer ≥ {_INTEGERS[key]}")
+    elif key in _POSITIVE_FLOATS:
+        if not _is_number(value) or not 0 < value < math.inf:
+            raise FormatError(path, None, f"{where} must be a positive number")
+    elif key == "epsilon":
+        if not _is_number(value) or value < 0:
+            raise FormatError(path, None, f"{where} must be a number ≥ 0 (0: the plain cosine)")
+    elif key == "thresholds":
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(_is_number(v) for v in value)
+            or not -1 < value[0] < value[1] < 1
+        ):
+            raise FormatError(
+                path, None, f"{where} must be two numbers -1 < θ1 < θ2 < 1", "e.g. [0.2, 0.7]"
+            )
+    elif key == "interpolate":
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(_is_number(v) and 0 <= v <= 1 for v in values):
+            raise FormatError(path, None, f"{where} must be λ in [0, 1] or a list of them")
+    elif key == "tie_embeddings":
+        if not isinstance(value, bool):
+            raise FormatError(path, None, f"{where} must be true or false")
+    elif key in _CHOICES:
+        if value not in _CHOICES[key]:
+            raise FormatError(path, None, f"{where} must be one of {', '.join(_CHOICES[key])}")
+    elif key in _STRINGS and (not isinstance(value, str) or not value):
+        raise FormatError(path, None, f"{where} must be a non-empty string")
+
+
+def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:
+    """Validate a rerank recipe's TOML values (called by :func:`clir_toolkit.recipes.load_recipe`).
+
+    Every problem is a :class:`~clir_toolkit.errors.FormatError` naming the recipe file, so
+    that ``clir run`` stops before any work when one recipe of many is wrong.
+    """
+    if values.get("search") or values.get("tune"):
+        raise FormatError(
+            path,
+            None,
+            "a rerank recipe takes no [search] or [tune] table",
+            "put its options in [rerank]; the first stage's in its own search recipe",
+        )
+    table = values.get("rerank")
+    if not isinstance(table, dict) or "first_stage" not in table:
+        raise FormatError(
+            path,
+            None,
+            "a rerank recipe needs [rerank] first_stage",
+            'name a search recipe of the same directory, e.g. first_stage = "bm25-dict-syn"',
+        )
+    unknown = sorted(set(table) - RERANK_KEYS)
+    if unknown:
+        raise FormatError(
+            path,
+            None,
+            f"unknown [rerank] keys {', '.join(unknown)}",
+            f"a [rerank] table may have: {', '.join(sorted(RERANK_KEYS))}",
+        )
+    for point in _points(path, table):
+        _check_point(path, point, values.get("topics", "english"))
+
+
+def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
+    for key, value in table.items():
+        _check_value(path, key, value)
+    if "model_from" in table:
+        given = sorted(set(table) & (set(TRAINING_KEYS) | set(MODEL_OPTION_KEYS)) - {"device"})
+        given += sorted({"train_first_stage", "train_topics"} & set(table))
+        if given:
+            raise FormatError(
+                path,
+                None,
+                f"[rerank] {', '.join(given)} cannot be set with model_from",
+                "the model and its training come from the recipe that model_from names",
+            )
+    if "translate" in table and topics != "english":
+        raise FormatError(
+            path, None, '[rerank] translate needs topics = "english" (the queries translated)'
+        )
+    if table.get("translate") == "mt" and "mt" not in table:
+        raise FormatError(path, None, '[rerank] translate = "mt" needs mt, e.g. "apertium:eng-spa"')
+    if table.get("translate") == "embed" and "embed" not in table:
+        raise FormatError(path, None, '[rerank] translate = "embed" needs embed = "FILE.vec"')
+
+
+def _points(path: Path, table: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The [rerank] table of each point of the sweep (the table itself when there is none)."""
+    sweep = table.get("sweep")
+    base = {k: v for k, v in table.items() if k != "sweep"}
+    if sweep is None:
+        return [base]
+    if not isinstance(sweep, dict) or not sweep:
+        raise FormatError(
+            path, None, "[rerank.sweep] must be a table of lists, e.g. epsilon = [0, 1]"
+        )
+    bad = sorted(set(sweep) - SWEEP_KEYS)
+    if bad:
+        raise FormatError(
+            path,
+            None,
+            f"[rerank.sweep] cannot vary {', '.join(bad)}",
+            f"a sweep may vary: {', '.join(sorted(SWEEP_KEYS))}",
+        )
+    lengths = {len(v) if isinstance(v, list) else 0 for v in sweep.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise FormatError(
+            path, None, "[rerank.sweep] needs non-empty lists of one length (read in parallel)"
+        )
+    count = lengths.pop()
+    return [{**base, **{key: values[i] for key, values in sweep.items()}} for i in range(count)]
+
+
+@dataclass(frozen=True)
+class RerankSpec:
+    """The validated [rerank] table of one recipe (of one sweep point)."""
+
+    first_stage: str
+    train_first_stage: str
+    train_topics: str
+    test_topics: str
+    model_from: str | None
+    training: dict[str, Any]
+    epsilon: float | None
+    thresholds: tuple[float, float] | None
+    tie_embeddings: bool
+    depth: int
+    interpolate: tuple[float, ...]
+    translation: dict[str, Any]
+    figure: str | None
+    figure_title: str | None
+
+
+def rerank_spec(recipe: Recipe) -> RerankSpec:
+    """The :class:`RerankSpec` of a recipe without a sweep (or of one sweep point)."""
+    table = {k: v for k, v in recipe.rerank.items() if k != "sweep"}
+    interpolate = table.get("interpolate")
+    thresholds = table.get("thresholds")
+    return RerankSpec(
+        first_stage=table["first_stage"],
+        train_first_stage=table.get("train_first_stage", table["first_stage"]),
+        train_topics=table.get("train_topics", recipe.topics),
+        test_topics=recipe.topics,
+        model_from=table.get("model_from"),
+        training={field: table[key] for key, field in TRAINING_KEYS.items() if key in table},
+        epsilon=float(table["epsilon"]) if "epsilon" in table else None,
+        thresholds=(float(thresholds[0]), float(thresholds[1])) if thresholds else None,
+        tie_embeddings=bool(table.get("tie_embeddings", False)),
+        depth=int(table.get("depth", DEFAULT_DEPTH)),
+        interpolate=tuple(
+            float(v)
+            for v in (
+                []
+                if interpolate is None
+                else interpolate
+                if isinstance(interpolate, list)
+                else [interpolate]
+            )
+        ),
+        translation={k: table[k] for k in TRANSLATION_KEYS if k in table},
+        figure=table.get("figure"),
+        figure_title=table.get("figure_title"),
+    )
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "/".join(_format_value(v) for v in value)
+    return str(value)
+
+
+def sweep_recipes(recipe: Recipe) -> list[tuple[Recipe, dict[str, Any]]]:
+    """One recipe per sweep point, named ``<name>-<value>``, with the point's values."""
+    sweep = recipe.rerank.get("sweep")
+    if not sweep:
+        return [(recipe, {})]
+    points = []
+    for table in _points(recipe.path, recipe.rerank):
+        values = {key: table[key] for key in sweep}
+        first = next(iter(sweep))
+        suffix = _format_value(values[first])
+        label = ", ".join(f"{k} = {_format_value(v)}" for k, v in values.items())
+        point = dataclasses.replace(
+            recipe, name=f"{recipe.name}-{suffix}", title=f"{recipe.title}, {label}", rerank=table
+        )
+        points.append((point, values))
+    return points
+
+
+# ---------------------------------------------------------------------------------------------
+# Freshness: reuse a run, a translation or a model made from the same inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def is_fresh(path: Path, key: str) -> bool:
+    """Whether ``path`` was made from inputs hashing to ``key`` and is unchanged since.
+
+    The sidecar ``<path>.json`` records the key and the file's sha256.
+    """
+    from clir_toolkit.files import sha256_file
+
+    sidecar = _sidecar(path)
+    if not path.is_file() or not sidecar.is_file():
+        return False
+    try:
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(record, dict)
+        and record.get("format") == FRESHNESS_FORMAT
+        and record.get("key") == key
+        and record.get("sha256") == sha256_file(path)
+    )
+
+
+def mark_fresh(path: Path, key: str, extra: Mapping[str, Any] | None = None) -> None:
+    """Write the sidecar of ``path`` (see :func:`is_fresh`), with ``extra`` facts to keep."""
+    from clir_toolkit.files import atomic_write, sha256_file
+
+    record = {"format": FRESHNESS_FORMAT, "key": key, "sha256": sha256_file(path), **(extra or {})}
+    with atomic_write(_sidecar(path)) as handle:
+        json.dump(record, handle, indent=1, sort_keys=True, default=str)
+        handle.write("\n")
+
+
+def read_sidecar(path: Path) -> dict[str, Any]:
+    """The facts kept beside ``path`` by :func:`mark_fresh`."""
+    return dict(json.loads(_sidecar(path).read_text(encoding="utf-8")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Recipes of the same directory
+# ---------------------------------------------------------------------------------------------
+
+
+def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
+    """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first)."""
+    from clir_toolkit.recipes import load_recipe
+
+    directory = referrer.path.parent
+    candidates = [directory / f"{name}.toml"] + sorted(directory.glob("*.toml"))
+    for path in candidates:
+        if not path.is_file() or path.resolve() == referrer.path.resolve():
+            continue
+        recipe = load_recipe(path)
+        if recipe.name != name:
+            continue
+        if recipe.kind != kind:
+            raise FormatError(
+                referrer.path, None, f'[rerank] {key} names {path}, which is not kind = "{kind}"'
+            )
+        return recipe
+    raise FormatError(
+        referrer.path,
+        None,
+        f'[rerank] {key} = "{name}": no recipe of that name in {directory}',
+        f'add {directory / (name + ".toml")} (kind = "{kind}")',
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 2: first-stage runs of every split
+# ---------------------------------------------------------------------------------------------
+
+
+def topics_kind(topics: str) -> str:
+    """The collection's topics file for ``"english"`` or ``"human"`` queries."""
+    return "topics-human" if topics == "human" else "topics"
+
+
+def ensure_first_stage(
+    search: Recipe, language: str, workspace: Workspace, quiet: bool
+) -> dict[str, Path]:
+    """The search recipe's runs of the train, dev and test splits, made if not fresh."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.recipes import ensure_index, log, resolve_auto_resources, search_run
+
+    if search.tune:
+        raise FormatError(
+            search.path,
+            None,
+            "a first stage of reranking cannot have a [tune] table",
+            "write the values chosen on dev into [search]",
+        )
+    index = ensure_index(workspace, language, search.variant, quiet)
+    collection = open_collection(workspace.collection(language, search.variant))
+    indexed = read_index_info(index).collection_sha256
+    runs = {}
+    for split in ALL_SPLITS:
+        topics = collection.split_file(topics_kind(search.topics), split)
+        if not topics.is_file():
+            raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
+        output = workspace.run(search, language, split)
+        key = _digest(
+            {
+                "search": search.search,
+                "topics": search.topics,
+                "topics_sha256": sha256_file(topics),
+                "index": indexed,
+            }
+        )
+        if not is_fresh(output, key):
+            log(quiet, f"first stage {search.name} on {language}, {split} split → {output}")
+            options = resolve_auto_resources(search.search, language, workspace)
+            search_run(search, options, index, topics, output, language, quiet)
+            mark_fresh(output, key)
+        runs[split] = output
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 3: training (or reusing) the model
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainedModel:
+    """A model file and what its training reported (kept in the model's sidecar)."""
+
+    path: Path
+    summary: dict[str, Any]
+    reused: bool
+
+
+def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
+    return (
+        workspace.models / workspace.collection_name(language, recipe.variant) / f"{recipe.name}.pt"
+    )
+
+
+@contextlib.contextmanager
+def model_options(
+    epsilon: float | None, thresholds: tuple[float, float] | None, tie_embeddings: bool
+) -> Iterator[None]:
+    """Build the model and the loss of :func:`train_reranker` with options it has no fields for.
+
+    :class:`~clir_toolkit.rerank.train.TrainConfig` has no field yet for the dual encoder's
+    ε, SOSL's thresholds or tied embeddings; ``train_reranker`` builds its model and loss
+    with the module functions ``build_model`` and ``build_loss``, so for the duration of
+    one call these are wrapped to apply the options. The model file records ε (it is part
+    of the model's configuration); :func:`train_model` records all three in its sidecar.
+    """
+    from clir_toolkit.rerank import losses, train
+
+    original_model, original_loss = train.build_model, train.build_loss
+
+    def build_model(config: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
+        model = original_model(config, query_vocab, doc_vocab)
+        if epsilon is not None and config.model == "dual":
+            rebuilt = type(model)(**{**model.config(), "epsilon": epsilon})
+            rebuilt.load_state_dict(model.state_dict())
+            model = rebuilt
+        if tie_embeddings:
+            tie_query_rows(model, query_vocab, doc_vocab)
+        return model
+
+    def build_loss(name: str) -> tuple[Any, Any]:
+        if thresholds is not None and name == "sosl":
+            return functools.partial(losses.sosl, thresholds=(-1.0, *thresholds, 1.0)), None
+        return original_loss(name)
+
+    train.build_model, train.build_loss = build_model, build_loss
+    try:
+        yield
+    finally:
+        train.build_model, train.build_loss = original_model, original_loss
+
+
+def tie_query_rows(model: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> int:
+    """Start each query word that the document vocabulary also has with its document vector.
+
+    A word then has cosine 1 with itself, which K-NRM's exact-match kernel counts: the
+    monolingual model of the thesis (one vocabulary) within the two-table models here.
+    Returns the number of rows tied.
+    """
+    import torch
+
+    pairs = [
+        (i, doc_vocab.id(w)) for i, w in enumerate(query_vocab.words) if i > 1 and w in doc_vocab
+    ]
+    if not pairs:
+        return 0
+    rows = torch.tensor([q for q, _ in pairs], dtype=torch.long)
+    vectors = model.doc_embedding.weight.detach()[torch.tensor([d for _, d in pairs])]
+    model.load_embeddings("query", vectors.clone(), rows)
+    return len(pairs)
+
+
+def train_config(
+    recipe: Recipe, spec: RerankSpec, language: str, workspace: Workspace, quiet: bool
+) -> Any:
+    """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way)."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.train import TrainConfig
+
+    first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
+    runs = ensure_first_stage(first, language, workspace, quiet)
+    collection = open_collection(workspace.collection(language, recipe.variant))
+    kind = topics_kind(spec.train_topics)
+    doc_language = collection.doc_lang or language
+    return TrainConfig(
+        collection=collection.root,
+        topics=collection.split_file(kind, "train"),
+        qrels=collection.split_file("qrels", "train"),
+        run=runs["train"],
+        output=model_path(recipe, language, workspace),
+        dev_topics=collection.split_file(kind, "dev"),
+        dev_qrels=collection.split_file("qrels", "dev"),
+        dev_run=runs["dev"],
+        depth=spec.depth,
+        query_language=doc_language if spec.train_topics == "human" else None,
+        doc_language=doc_language,
+        verbose=not quiet,
+        **spec.training,
+    )
+
+
+def _training_key(config: Any, spec: RerankSpec) -> str:
+    """What a model depends on: its settings and the content of every input file."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.rerank.data import ANALYSIS_VERSION
+    from clir_toolkit.rerank.score import MODEL_FORMAT
+
+    volatile = {"output", "verbose", "cache_dir", "resume", "device"}
+    settings = {
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in dataclasses.asdict(config).items()
+        if k not in volatile
+    }
+    files = {
+        name: sha256_file(getattr(config, name))
+        for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "embeddings")
+        if getattr(config, name) is not None
+    }
+    return _digest(
+        {
+            "settings": settings,
+            "files": files,
+            "collection": open_collection(config.collection).fingerprint(),
+            "epsilon": spec.epsilon,
+            "thresholds": spec.thresholds,
+            "tie_embeddings": spec.tie_embeddings,
+            "analysis": ANALYSIS_VERSION,
+            "format": MODEL_FORMAT,
+        }
+    )
+
+
+def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool) -> TrainedModel:
+    """The recipe's model for ``language``: reused when fresh, trained otherwise."""
+    from clir_toolkit.recipes import log
+    from clir_toolkit.rerank.train import train_reranker
+
+    spec = rerank_spec(recipe)
+    config = train_config(recipe, spec, language, workspace, quiet)
+    key = _training_key(config, spec)
+    output = config.output
+    if is_fresh(output, key):
+        log(quiet, f"reusing {output} (trained with the same settings on the same files)")
+        return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
+    log(quiet, f"training {recipe.name} on {language} → {output}")
+    with model_options(spec.epsilon, spec.thresholds, spec.tie_embeddings):
+        report = train_reranker(config)
+    report.checkpoint.unlink(missing_ok=True)  # a finished training needs no checkpoint
+    summary = {
+        "model": report.model,
+        "loss": report.loss,
+        "device": report.device,
+        "examples": report.examples,
+        "query_vocab_size": report.query_vocab_size,
+        "doc_vocab_size": report.doc_vocab_size,
+        "best_epoch": report.best_epoch,
+        "best_dev": report.best_dev,
+        "epochs": len(report.history),
+        "history": [dataclasses.asdict(r) for r in report.history],
+        "seconds": report.seconds,
+        "train_topics": spec.train_topics,
+        "train_first_stage": spec.train_first_stage,
+        "epsilon": spec.epsilon,
+        "thresholds": spec.thresholds,
+        "tie_embeddings": spec.tie_embeddings,
+        "settings": {k: str(v) for k, v in dataclasses.asdict(config).items()},
+    }
+    mark_fresh(output, key, {"summary": summary})
+    return TrainedModel(output, summary, reused=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 4: the queries the model reads, and reranking
+# ---------------------------------------------------------------------------------------------
+
+
+def test_topics(
+    recipe: Recipe, spec: RerankSpec, language: str, split: str, workspace: Workspace, quiet: bool
+) -> Path:
+    """The topics the reranker reads on ``split``: English, human, or English translated."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.recipes import log
+    from clir_toolkit.translate.pipeline import (
+        TranslationOptions,
+        build_queries,
+        write_translations,
+    )
+
+    collection = open_collection(workspace.collection(language, recipe.variant))
+    topics = collection.split_file(topics_kind(spec.test_topics), split)
+    if not spec.translation:
+        return topics
+    output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
+    key = _digest(
+        {"translation": spec.translation, "topics": sha256_file(topics), "lang": language}
+    )
+    if not is_fresh(output, key):
+        log(quiet, f"translating the {split} queries for {recipe.name} → {output}")
+        options = TranslationOptions(**spec.translation)
+        write_translations(output, build_queries(read_topics(topics), options, language))
+        mark_fresh(output, key)
+    return output
+
+
+def query_oov(reranker: Any, topics: Path) -> float:
+    """Share of the query tokens that are outside the model's query vocabulary."""
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.rerank.data import rerank_tokens
+
+    vocab = reranker.query_vocab
+    tokens = [
+        token
+        for topic in read_topics(topics)
+        for token in rerank_tokens(vocab.language, topic.query)[: reranker.max_query_len]
+    ]
+    return sum(token not in vocab for token in tokens) / len(tokens) if tokens else 0.0
+
+
+def training_scores(
+    reranker: Any, config_settings: Mapping[str, str], device: Any
+) -> dict[int, list[float]]:
+    """Model scores of the pointwise training examples, by grade (Liu et al., Figure 3).
+
+    The examples are those training used: every judged relevant document of a training query
+    and its first ``negatives`` non-relevant first-stage candidates.
+    """
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for, relevance_examples
+    from clir_toolkit.rerank.score import encode_candidates, score_encoded
+
+    collection = open_collection(config_settings["collection"])
+    topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}
+    examples = relevance_examples(
+        read_qrels(config_settings["qrels"]),
+        read_run(config_settings["run"]),
+        int(config_settings["negatives_per_query"]),
+        topics,
+    )
+    candidates: dict[str, list[str]] = {}
+    for example in examples:
+        candidates.setdefault(example.qid, []).append(example.docid)
+    encoder = DocumentEncoder(
+        collection.corpus,
+        reranker.doc_vocab,
+        reranker.max_doc_len,
+        cache_dir_for(collection.root, None),
+    )
+    encoded = encode_candidates(
+        topics, candidates, reranker.query_vocab, reranker.max_query_len, encoder
+    )
+    scores = score_encoded(reranker.model, encoded, device)
+    by_grade: dict[int, list[float]] = {}
+    for example in examples:
+        by_grade.setdefault(example.grade, []).append(scores[(example.qid, example.docid)])
+    return by_grade
+
+
+@dataclass
+class RerankDetails:
+    """What RESULTS.md reports about a reranked row besides its measures."""
+
+    first_stage: str
+    model: Path
+    model_description: str
+    trained_on: str
+    tested_with: str
+    summary: dict[str, Any]
+    reused: bool
+    query_oov: dict[str, float]
+    sweep: dict[str, Any] = field(default_factory=dict)
+    figure: str | None = None
+    figure_title: str | None = None
+    training_scores: dict[int, list[float]] = field(default_factory=dict)
+    thresholds: tuple[float, float] | None = None
+
+
+def describe_model(summary: Mapping[str, Any]) -> str:
+    """``dual avg, sosl, ε=1`` or ``knrm, hinge`` from a training summary."""
+    settings = summary.get("settings", {})
+    parts = [str(summary.get("model", "?"))]
+    if parts[0] == "dual":
+        parts[0] += f" {settings.get('encoder', 'avg')}"
+    parts.append(str(summary.get("loss", "?")))
+    if parts[0].startswith("dual"):
+        epsilon = summary.get("epsilon")
+        parts.append(f"ε={1.0 if epsilon is None else epsilon:g}")
+    if summary.get("thresholds"):
+        parts.append("θ=" + "/".join(f"{t:g}" for t in summary["thresholds"]))
+    if summary.get("tie_embeddings"):
+        parts.append("tied")
+    return ", ".join(parts)
+
+
+def _queries_label(topics: str, language: str, translation: Mapping[str, Any]) -> str:
+    if topics == "human":
+        return f"human {language} queries"
+    if not translation:
+        return "English queries"
+    how = translation.get("mt") or translation.get("dictionary") or translation["translate"]
+    mode = f", {translation['dict_mode']}" if "dict_mode" in translation else ""
+    return f"English queries, {translation['translate']}-translated ({how}{mode})"
+
+
+def run_rerank_recipe(
+    recipe: Recipe, language: str, workspace: Workspace, quiet: bool
+) -> RecipeOutcome | list[RecipeOutcome]:
+    """Run a rerank recipe on one language: one outcome, or one per sweep point."""
+    points = sweep_recipes(recipe)
+    if len(points) == 1 and not points[0][1]:
+        return rerank_one(recipe, language, workspace, quiet)
+    return [rerank_one(point, language, workspace, quiet, values) for point, values in points]
+
+
+def rerank_one(
+    recipe: Recipe,
+    language: str,
+    workspace: Workspace,
+    quiet: bool,
+    sweep: Mapping[str, Any] | None = None,
+) -> RecipeOutcome:
+    """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
+    from clir_toolkit.formats import read_qrels, write_run
+    from clir_toolkit.recipes import RecipeOutcome, ensure_index
+    from clir_toolkit.rerank.device import resolve_device
+    from clir_toolkit.rerank.score import encode_run, load_model, rerank_rows, score_encoded
+    from clir_toolkit.rerank.train import mean_measure
+
+    started = time.perf_counter()
+    spec = rerank_spec(recipe)
+    ensure_index(workspace, language, recipe.variant, quiet)
+    collection = workspace.collection(language, recipe.variant)
+    first = find_recipe(recipe, spec.first_stage, "search", "first_stage")
+    first_runs = ensure_first_stage(first, language, workspace, quiet)
+    trainer = recipe
+    if spec.model_from is not None:
+        trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
+        if trainer.rerank.get("sweep"):
+            raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+    trained = train_model(trainer, language, workspace, quiet)
+    trainer_spec = rerank_spec(trainer)
+    device = resolve_device(
+        str(recipe.rerank.get("device", trainer_spec.training.get("device", "auto")))
+    )
+    reranker = load_model(trained.path, device)
+    expected = "en" if spec.test_topics == "english" and not spec.translation else None
+    if expected is None:
+        from clir_toolkit.collection import open_collection
+
+        expected = open_collection(collection).doc_lang or language
+    if reranker.query_language != expected:
+        raise ClirError(
+            f"{recipe.path}: the model {trained.path} reads {reranker.query_language} queries, "
+            f"but this recipe gives it {expected} queries; train it on such queries "
+            "(train_topics) or translate the test queries (translate)"
+        )
+
+    # Score each split once; choose λ (if several) by nDCG@10 on dev.
+    neural, ranked, oov = {}, {}, {}
+    for split in SPLITS:
+        topics = test_topics(recipe, spec, language, split, workspace, quiet)
+        oov[split] = query_oov(reranker, topics)
+        ranked[split], encoded = encode_run(
+            reranker, collection, topics, first_runs[split], spec.depth
+        )
+        neural[split] = score_encoded(reranker.model, encoded, device)
+    chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
+    weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None
+    if len(spec.interpolate) > 1:
+        dev_qrels = read_qrels(collection / "qrels.dev.txt")
+        scores = {
+            lam: mean_measure(
+                dev_qrels,
+                rerank_rows(ranked["dev"], neural["dev"], spec.depth, lam, recipe.name),
+                SELECTION_MEASURE,
+            )
+            for lam in spec.interpolate
+        }
+        weight = max(spec.interpolate, key=lambda lam: (scores[lam], -spec.interpolate.index(lam)))
+        chosen["λ"] = weight
+    elif weight is not None:
+        chosen["λ"] = weight
+    runs = {}
+    for split in SPLITS:
+        output = workspace.run(recipe, language, split)
+        write_run(
+            output, rerank_rows(ranked[split], neural[split], spec.depth, weight, recipe.name)
+        )
+        runs[split] = output
+
+    scores_by_grade: dict[int, list[float]] = {}
+    if spec.figure and not sweep:
+        scores_by_grade = training_scores(reranker, trained.summary["settings"], device)
+    details = RerankDetails(
+        first_stage=first.name,
+        model=trained.path,
+        model_description=describe_model(trained.summary),
+        trained_on=_queries_label(trainer_spec.train_topics, language, {}),
+        tested_with=_queries_label(spec.test_topics, language, spec.translation),
+        summary=trained.summary,
+        reused=trained.reused,
+        query_oov=oov,
+        sweep=dict(sweep or {}),
+        figure=spec.figure,
+        figure_title=spec.figure_title,
+        training_scores=scores_by_grade,
+        thresholds=trainer_spec.thresholds,
+    )
+    return RecipeOutcome(
+        recipe,
+        language,
+        runs,
+        chosen,
+        time.perf_counter() - started,
+        first_stage={split: first_runs[split] for split in SPLITS},
+        rerank=details,
+    )

@@ -1,0 +1,584 @@
+"""Training cross-lingual word embeddings offline: skip-gram per language + Procrustes.
+
+The embedding translator (:mod:`clir_toolkit.translate.embedding`, thesis §5.3) needs
+English and target-language word vectors in *one* space. None can be installed here, so
+this module trains them from the text on the machine, in the offline recipe of Smith et
+al. 2017 (the thesis' reference [8]):
+
+1. **Text.** One text per line in each language: gettext catalog messages and any corpus
+   (:func:`clir_toolkit.resources.monolingual.collect_monolingual`), or files you give.
+2. **Tokens.** Lower-cased words (:func:`tokenizer_for`): English split as query words are
+   (:func:`clir_toolkit.translate.source_words`), so that every query word can meet its
+   vector; Chinese segmented by jieba; Japanese by MeCab (``fugashi`` + ``unidic-lite``),
+   or, without them, cut into overlapping character bigrams.
+3. **Monolingual vectors.** Skip-gram with negative sampling (Mikolov et al. 2013, gensim's
+   ``Word2Vec(sg=1)``), trained separately on each language.
+4. **Seed dictionary.** Single-word dictionary entries whose both sides have a vector
+   (:func:`seed_pairs`), split into training and held-out pairs by a hash of the English
+   word (:func:`split_pairs`), so that all translations of a word fall on one side.
+5. **Alignment.** Both spaces normalised (unit length, centred), the English one rotated
+   onto the other by orthogonal Procrustes, optionally refined with mutual CSLS nearest
+   neighbours (:func:`clir_toolkit.translate.alignment.align`).
+6. **Evaluation.** Precision@1 and @5 of word translation on the held-out pairs, by plain
+   nearest neighbours and by CSLS (:func:`clir_toolkit.translate.alignment.lexicon_precision`).
+7. **Output.** One ``.vec`` file whose words carry their language (``en:list``,
+   ``fr:liste``): English vectors mapped into the target space, target vectors as trained,
+   all unit length — what ``clir search --translate embed --embed FILE.vec`` reads. A JSON
+   report (``FILE.vec.json``) sits beside it.
+
+**Determinism.** English is trained with the given seed and the other language with
+``seed + 1`` (so that the two spaces share nothing before the alignment). gensim's
+skip-gram is deterministic for a given seed only with one worker thread (several threads
+interleave their updates in the order the scheduler picks), so ``workers=1`` is the
+default: the same text, dictionary and seed give a byte-identical ``.vec`` file. More
+workers train faster but give slightly different vectors each time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.files import atomic_write
+
+__all__ = [
+    "DEFAULT_DICTIONARIES",
+    "SOURCE_LANGUAGE",
+    "CorpusStats",
+    "EmbedReport",
+    "format_report",
+    "report_path",
+    "seed_pairs",
+    "split_pairs",
+    "tokenise_file",
+    "tokenizer_for",
+    "train_bilingual_embeddings",
+    "train_word2vec",
+]
+
+#: Queries are English: the source side of every space trained here.
+SOURCE_LANGUAGE = "en"
+
+#: The dictionary that seeds the alignment of each language when none is given.
+DEFAULT_DICTIONARIES = {
+    "fr": "freedict:eng-fra+fra-eng",
+    "de": "freedict:eng-deu",
+    "es": "freedict:eng-spa",
+    "it": "freedict:eng-ita",
+    "ru": "freedict:eng-rus",
+    "ja": "freedict:eng-jpn",
+    "zh": "cedict",
+}
+
+Tokenizer = Callable[[str], list[str]]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokens
+# ---------------------------------------------------------------------------------------------
+
+
+def _unicode_words(text: str) -> list[str]:
+    return [match.group().lower() for match in _WORD.finditer(text)]
+
+
+def _character_bigrams(text: str) -> list[str]:
+    """Overlapping character bigrams of each run of word characters ("ファイル" → ファイ …)."""
+    tokens: list[str] = []
+    for run in _unicode_words(text):
+        tokens.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
+    return tokens
+
+
+def _mecab_tokenizer() -> Tokenizer | None:
+    try:
+        import fugashi
+        import unidic_lite  # noqa: F401  (the dictionary fugashi finds by itself)
+    except ImportError:
+        return None
+    tagger = fugashi.Tagger()
+
+    def tokenize(text: str) -> list[str]:
+        return [
+            word.surface.lower() for word in tagger(text) if _WORD.search(word.surface) is not None
+        ]
+
+    return tokenize
+
+
+def tokenizer_for(lang: str) -> tuple[Tokenizer, str]:
+    """The function that splits ``lang`` text into the words vectors are trained for.
+
+    Returns ``(tokenize, description)``. English words are :func:`source_words` (query
+    words: hyphens and apostrophes inside words kept); Chinese words come from jieba (as
+    the index does, :func:`clir_toolkit.analysis.python_tokens`); Japanese from MeCab with
+    UniDic (``pip install fugashi unidic-lite``), else character bigrams; every other
+    language is split into lower-cased Unicode words (``l'option`` → ``l``, ``option``).
+    """
+    from clir_toolkit.analysis import analyzer_for, normalise_language, python_tokens
+
+    code = normalise_language(lang)
+    if code == SOURCE_LANGUAGE:
+        from clir_toolkit.translate import source_words
+
+        return source_words, "query words (lower case, inner hyphens and apostrophes kept)"
+    if code == "zh":
+        spec = analyzer_for("zh")
+        return (lambda text: python_tokens(spec, text)), "jieba words, stop words removed"
+    if code == "ja":
+        mecab = _mecab_tokenizer()
+        if mecab is not None:
+            return mecab, "MeCab words (fugashi + unidic-lite)"
+        return _character_bigrams, (
+            "character bigrams (no Japanese segmenter: pip install fugashi unidic-lite)"
+        )
+    return _unicode_words, "lower-cased Unicode words"
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Size of one tokenised text."""
+
+    lines: int
+    tokens: int
+
+
+def tokenise_file(
+    text: Path, out: Path, tokenize: Tokenizer, *, progress: bool = True
+) -> CorpusStats:
+    """Write ``text``'s lines as space-separated tokens to ``out`` (empty lines dropped).
+
+    This is gensim's ``corpus_file`` format: one sentence per line.
+    """
+    from tqdm import tqdm
+
+    if not text.is_file():
+        raise UsageError(f"{text}: no such text file (give one text per line, UTF-8)")
+    lines = tokens = 0
+    with (
+        open(text, encoding="utf-8", errors="replace") as source,
+        open(out, "w", encoding="utf-8") as sink,
+    ):
+        for line in tqdm(
+            source,
+            desc=f"tokenising {text.name}",
+            unit=" lines",
+            disable=None if progress else True,
+            leave=False,
+        ):
+            words = tokenize(line)
+            if words:
+                sink.write(" ".join(words))
+                sink.write("\n")
+                lines += 1
+                tokens += len(words)
+    if tokens == 0:
+        raise UsageError(f"{text}: no words in this text (give one text per line, UTF-8)")
+    return CorpusStats(lines, tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# Monolingual skip-gram
+# ---------------------------------------------------------------------------------------------
+
+
+def train_word2vec(
+    corpus_file: Path,
+    *,
+    dim: int = 300,
+    epochs: int = 5,
+    min_count: int = 3,
+    window: int = 5,
+    seed: int = 1,
+    workers: int = 1,
+    progress: bool = True,
+) -> tuple[list[str], Any]:
+    """Skip-gram vectors for the words of a tokenised corpus: ``(words, vectors)``.
+
+    Skip-gram with negative sampling (Mikolov et al. 2013; gensim ``Word2Vec(sg=1,
+    negative=5)``): each word's vector is trained to predict the words within ``window``
+    positions of it. Words seen fewer than ``min_count`` times get no vector. Words come
+    most frequent first. Deterministic for a given ``seed`` when ``workers=1``.
+    """
+    from gensim.models import Word2Vec
+    from gensim.models.callbacks import CallbackAny2Vec
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=epochs,
+        desc=f"skip-gram on {corpus_file.name}",
+        unit=" epochs",
+        disable=None if progress else True,
+        leave=False,
+    )
+
+    class EpochBar(CallbackAny2Vec):
+        def on_epoch_end(self, model: Any) -> None:
+            bar.update(1)
+
+    try:
+        model = Word2Vec(
+            corpus_file=str(corpus_file),
+            vector_size=dim,
+            window=window,
+            min_count=min_count,
+            sg=1,
+            negative=5,
+            epochs=epochs,
+            seed=seed,
+            workers=workers,
+            callbacks=[EpochBar()],
+        )
+    except RuntimeError as exc:  # gensim: "you must first build vocabulary before training"
+        raise UsageError(
+            f"{corpus_file}: no word occurs {min_count} times or more ({exc}); "
+            "give more text or a lower --min-count"
+        ) from None
+    finally:
+        bar.close()
+    if len(model.wv.index_to_key) == 0:
+        raise UsageError(
+            f"{corpus_file}: no word occurs {min_count} times or more; "
+            "give more text or a lower --min-count"
+        )
+    return list(model.wv.index_to_key), model.wv.vectors
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed dictionary
+# ---------------------------------------------------------------------------------------------
+
+
+def seed_pairs(
+    dictionary: Any,
+    source_vocabulary: Iterable[str],
+    target_vocabulary: Iterable[str],
+    target_tokenize: Tokenizer,
+) -> list[tuple[str, str]]:
+    """``(English word, target word)`` pairs of ``dictionary`` that both have a vector.
+
+    Only single-word entries count: the headword is one word of the English vocabulary and
+    the candidate, tokenised as the target text was, is one word of the target vocabulary
+    (so "hard disk" and "disque dur" are skipped, and a Chinese candidate that jieba splits
+    too). Words without a letter (numbers) are skipped. Dictionary order is kept.
+    """
+    source_known = set(source_vocabulary)
+    target_known = set(target_vocabulary)
+    pairs: dict[tuple[str, str], None] = {}
+    for headword in dictionary:
+        if " " in headword or headword not in source_known or not _LETTER.search(headword):
+            continue
+        for candidate in dictionary.translations(headword):
+            words = target_tokenize(candidate)
+            if len(words) == 1 and words[0] in target_known and _LETTER.search(words[0]):
+                pairs[(headword, words[0])] = None
+    return list(pairs)
+
+
+def _held_out(word: str, test_fraction: float) -> bool:
+    digest = hashlib.sha256(word.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < test_fraction
+
+
+def split_pairs(
+    pairs: Sequence[tuple[str, str]], test_fraction: float = 0.2
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(train, test)``: a pair is held out when a hash of its English word says so.
+
+    A hash (not a random draw) makes the split the same on every machine and for every
+    seed, and keeps all translations of one word on the same side, so that no test word
+    was seen in training. About ``test_fraction`` of the English words are held out.
+    """
+    if not 0.0 <= test_fraction < 1.0:
+        raise UsageError(f"the test fraction must be in [0, 1) (got {test_fraction})")
+    train: list[tuple[str, str]] = []
+    test: list[tuple[str, str]] = []
+    for pair in pairs:
+        (test if _held_out(pair[0], test_fraction) else train).append(pair)
+    return train, test
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole pipeline
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EmbedReport:
+    """What :func:`train_bilingual_embeddings` did and how well the alignment translates."""
+
+    lang: str
+    output: str
+    dictionary: str
+    dim: int
+    epochs: int
+    min_count: int
+    window: int
+    seed: int
+    refine: int
+    workers: int
+    source_tokenizer: str
+    target_tokenizer: str
+    #: Tokenised text: ``{"en": {"lines", "tokens"}, lang: {...}}``.
+    corpus: dict[str, dict[str, int]]
+    #: Words with a vector, per language.
+    vocabulary: dict[str, int]
+    #: Single-word dictionary pairs with both words in the vocabularies, and their split.
+    seed_pairs: int
+    train_pairs: int
+    test_pairs: int
+    #: Pairs behind each Procrustes solve (the seed, then each refinement's dictionary).
+    alignment_pairs: list[int]
+    #: Held-out English words with a gold translation, and ``precision[method][k]``.
+    test_words: int
+    precision: dict[str, dict[int, float]]
+    #: Wall-clock seconds per stage.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n"
+
+
+def format_report(report: EmbedReport) -> str:
+    """A short human-readable summary of :class:`EmbedReport`."""
+    lines = [f"wrote {report.output}"]
+    for lang in (SOURCE_LANGUAGE, report.lang):
+        stats = report.corpus[lang]
+        lines.append(
+            f"{lang:<3} text {stats['lines']:>9,} lines {stats['tokens']:>11,} tokens   "
+            f"vocabulary {report.vocabulary[lang]:>8,} words"
+        )
+    lines.append(f"tokens: en {report.source_tokenizer}; {report.lang} {report.target_tokenizer}")
+    lines.append(
+        f"skip-gram {report.dim}-d, {report.epochs} epochs, window {report.window}, "
+        f"min count {report.min_count}, seed {report.seed}, {report.workers} worker(s)"
+    )
+    lines.append(
+        f"seed pairs   {report.seed_pairs:,} from {report.dictionary} "
+        f"({report.train_pairs:,} train, {report.test_pairs:,} held out); "
+        f"Procrustes on {' -> '.join(f'{n:,}' for n in report.alignment_pairs)} pairs "
+        f"({report.refine} refinement(s))"
+    )
+    for method, by_k in report.precision.items():
+        scores = "  ".join(f"P@{k} {100 * p:5.1f}" for k, p in by_k.items())
+        lines.append(f"{method.upper():<5} {scores}   on {report.test_words:,} held-out words")
+    lines.append(
+        "seconds: " + ", ".join(f"{stage} {value:.1f}" for stage, value in report.seconds.items())
+    )
+    return "\n".join(lines)
+
+
+#: Installed manual pages: English pages and their translations are the bulk of the text.
+MAN_ROOT = Path("/usr/share/man")
+
+
+def _collect(lang: str, out: Path, corpora: Sequence[Path], man_root: Path | None) -> Path:
+    from clir_toolkit.resources.monolingual import collect_monolingual
+
+    count = collect_monolingual(lang, out, corpora=tuple(corpora), man_root=man_root)
+    if count == 0:
+        raise ResourceError(
+            f"no {lang} text found on this machine (no gettext catalogs of that language "
+            "and no corpus given): give --source-text/--target-text files"
+        )
+    return out
+
+
+def train_bilingual_embeddings(
+    lang: str,
+    out: Path,
+    *,
+    source_text: Path | None = None,
+    target_text: Path | None = None,
+    dictionary: str | None = None,
+    dim: int = 300,
+    epochs: int = 20,
+    min_count: int = 3,
+    window: int = 5,
+    seed: int = 1,
+    test_fraction: float = 0.2,
+    refine: int = 2,
+    workers: int = 1,
+    source_corpora: Sequence[Path] = (),
+    target_corpora: Sequence[Path] = (),
+    work_dir: Path | None = None,
+    man_root: Path | None = MAN_ROOT,
+    progress: bool = True,
+) -> EmbedReport:
+    """Train English–``lang`` word vectors in one space and write them to ``out`` (``.vec``).
+
+    ``source_text`` and ``target_text`` hold one English / ``lang`` text per line; a side
+    not given is collected from the gettext catalogs of the machine plus the given
+    ``*_corpora`` (``corpus.jsonl`` files) into ``work_dir`` (a temporary directory,
+    removed afterwards, unless given). ``dictionary`` is a :func:`load_dictionary` spec
+    (default: :data:`DEFAULT_DICTIONARIES`). See the module docstring for the steps.
+
+    The defaults suit the few million words of a machine's catalogs and manual pages:
+    300 dimensions (the thesis'), 20 epochs (gensim's 5 are meant for corpora of hundreds
+    of millions of words; on English–French man pages 20 epochs gave clearly better
+    translations) and two refinement steps (MUSE's refinement, without the seed pairs).
+    ``out`` and ``out.json``-beside-it are written atomically; the same inputs and ``seed``
+    give a byte-identical ``out`` when ``workers=1``.
+    """
+    import numpy as np
+
+    from clir_toolkit.analysis import normalise_language
+    from clir_toolkit.resources.dictionary import load_dictionary
+    from clir_toolkit.resources.embeddings import save_vec
+    from clir_toolkit.translate.alignment import (
+        AlignedSpace,
+        align,
+        lexicon_precision,
+        normalise,
+    )
+
+    code = normalise_language(lang)
+    if code == SOURCE_LANGUAGE:
+        raise UsageError("--lang is the document language; English is always the source side")
+    dictionary_spec = dictionary or DEFAULT_DICTIONARIES.get(code)
+    if dictionary_spec is None:
+        raise UsageError(
+            f"no default dictionary for '{code}': give one with --dict "
+            "(a source<TAB>target TSV file, or freedict:eng-XXX)"
+        )
+    if dim < 1 or epochs < 1 or min_count < 1 or window < 1 or workers < 1:
+        raise UsageError("--dim, --epochs, --min-count, --window and --workers must be positive")
+    if not 0 <= refine <= 5:
+        raise UsageError(f"--refine must be between 0 and 5 (got {refine})")
+    for given in (source_text, target_text):
+        if given is not None and not Path(given).is_file():
+            raise UsageError(f"{given}: no such text file (give one text per line, UTF-8)")
+    out = Path(out)
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[stage] = round(now - clock, 2)
+        clock = now
+
+    bilingual = load_dictionary(dictionary_spec)  # fail early on a bad spec
+    lap("dictionary")
+
+    scratch = Path(tempfile.mkdtemp(prefix="clir-embed-"))
+    work = Path(work_dir) if work_dir is not None else scratch
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        sides = {
+            SOURCE_LANGUAGE: (source_text, source_corpora),
+            code: (target_text, target_corpora),
+        }
+        texts: dict[str, Path] = {}
+        for side_lang, (given, corpora) in sides.items():
+            texts[side_lang] = (
+                Path(given)
+                if given is not None
+                else _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
+            )
+        lap("collect")
+
+        tokenizers = {side_lang: tokenizer_for(side_lang) for side_lang in sides}
+        corpus: dict[str, dict[str, int]] = {}
+        vocabularies: dict[str, list[str]] = {}
+        vectors: dict[str, Any] = {}
+        for offset, side_lang in enumerate(sides):
+            tokens_file = scratch / f"{side_lang}.tokens"
+            stats = tokenise_file(
+                texts[side_lang], tokens_file, tokenizers[side_lang][0], progress=progress
+            )
+            corpus[side_lang] = {"lines": stats.lines, "tokens": stats.tokens}
+            lap(f"tokenise {side_lang}")
+            vocabularies[side_lang], vectors[side_lang] = train_word2vec(
+                tokens_file,
+                dim=dim,
+                epochs=epochs,
+                min_count=min_count,
+                window=window,
+                # English gets ``seed``, the other language ``seed + 1``: had both the same,
+                # words of equal frequency rank would start from the same random vector, and
+                # the spaces would look aligned before any alignment.
+                seed=seed + offset,
+                workers=workers,
+                progress=progress,
+            )
+            lap(f"skip-gram {side_lang}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    source_words, target_words = vocabularies[SOURCE_LANGUAGE], vocabularies[code]
+    pairs = seed_pairs(bilingual, source_words, target_words, tokenizers[code][0])
+    train, test = split_pairs(pairs, test_fraction)
+    if len(train) < 2:
+        raise UsageError(
+            f"only {len(train)} training pair(s) of {dictionary_spec} have both words in the "
+            "vocabularies: give more text, a lower --min-count or a larger dictionary"
+        )
+    source_vectors = normalise(vectors[SOURCE_LANGUAGE])
+    target_vectors = normalise(vectors[code])
+    source_index = {word: i for i, word in enumerate(source_words)}
+    target_index = {word: i for i, word in enumerate(target_words)}
+    w, sizes = align(
+        source_vectors,
+        target_vectors,
+        [(source_index[s], target_index[t]) for s, t in train],
+        refine=refine,
+    )
+    mapped = source_vectors @ w
+    lap("align")
+
+    space = AlignedSpace(source_words, mapped, target_words, target_vectors)
+    scores = lexicon_precision(space, test, at=(1, 5))
+    lap("evaluate")
+
+    save_vec(
+        out,
+        [f"{SOURCE_LANGUAGE}:{word}" for word in source_words]
+        + [f"{code}:{word}" for word in target_words],
+        np.vstack([space.source_vectors, space.target_vectors]),
+    )
+    lap("write")
+
+    report = EmbedReport(
+        lang=code,
+        output=str(out),
+        dictionary=dictionary_spec,
+        dim=dim,
+        epochs=epochs,
+        min_count=min_count,
+        window=window,
+        seed=seed,
+        refine=refine,
+        workers=workers,
+        source_tokenizer=tokenizers[SOURCE_LANGUAGE][1],
+        target_tokenizer=tokenizers[code][1],
+        corpus=corpus,
+        vocabulary={SOURCE_LANGUAGE: len(source_words), code: len(target_words)},
+        seed_pairs=len(pairs),
+        train_pairs=len(train),
+        test_pairs=len(test),
+        alignment_pairs=sizes,
+        test_words=scores.words,
+        precision=scores.precision,
+        seconds=seconds,
+    )
+    with atomic_write(report_path(out)) as handle:
+        handle.write(report.to_json())
+    return report
+
+
+def report_path(vec: Path) -> Path:
+    """Where the JSON report of ``vec`` goes: ``FILE.vec`` → ``FILE.vec.json``."""
+    return vec.with_name(vec.name + ".json")
