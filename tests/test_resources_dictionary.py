@@ -464,3 +464,12 @@ def test_installed_cedict() -> None:
     cjk = re.compile(r"[\u3400-\u9fff]")
     for key in ["computer", "file", "copy", "directory", "user", "system"]:
         assert all(cjk.search(candidate) for candidate in dictionary.translations(key)), key
+
+
+def test_pronunciations_inside_a_translation_line_are_not_translations() -> None:
+    from clir_toolkit.resources.dictionary import parse_freedict_entry
+
+    # Shaped like a FreeDict eng-deu entry whose translation line carries a pronunciation.
+    entry = parse_freedict_entry("gadget /ɡˈadʒət/\nGerät,  /ɡɛˈʁɛːt/ , Apparat <neut>\n")
+    assert entry is not None
+    assert entry.translations == ("Gerät", "Apparat")

@@ -263,7 +263,7 @@ def _load_freedict_spec(spec: str) -> BilingualDictionary:
 # ---------------------------------------------------------------------------------------------
 
 #: Changes whenever parsing changes, so that dictionaries cached by older code are rebuilt.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 
 
 def _cached(
@@ -434,9 +434,14 @@ def _clean_term(text: str) -> str:
     return _drop_placeholders(text).strip(_EDGE_JUNK)
 
 
+#: A pronunciation between slashes inside a translation line (``maximalmax., /mˈaks/``).
+_INLINE_PRONUNCIATION = re.compile(r"/[^/,;]*/")
+
+
 def _split_translations(line: str) -> list[str]:
-    """The translations on one line: notes removed, split on ',' and ';'."""
+    """The translations on one line: notes and pronunciations removed, split on ',' and ';'."""
     line = _remove_notes(_TRAILING_SENSE.sub("", line))
+    line = _INLINE_PRONUNCIATION.sub(" ", line)
     terms = (_clean_term(piece) for piece in re.split(r"[,;，；]", line))
     return [term for term in terms if _has_letter(term)]
 
