@@ -158,16 +158,28 @@ def lucene_analyzer(spec: AnalyzerSpec) -> Any:
 class Analyzer:
     """Turns text into index terms, exactly as the index did for its documents."""
 
+    #: Analysed texts remembered: translated queries repeat the same candidates often, and
+    #: each Lucene analysis is a call into Java.
+    CACHE_SIZE = 200_000
+
     def __init__(self, spec: AnalyzerSpec) -> None:
         self.spec = spec
         self._utils: Any = None
         self._java: Any = None
+        self._cache: dict[str, list[str]] = {}
 
     def tokens(self, text: str) -> list[str]:
         """The index terms of ``text`` (stemmed, stop words removed)."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            return list(cached)
         if self.spec.pretokenized:
-            return python_tokens(self.spec, text)
-        if self._java is None:
-            self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
-            self._java = lucene_analyzer(self.spec)
-        return [str(t) for t in self._utils.analyze(self._java, text).toArray()]
+            tokens = python_tokens(self.spec, text)
+        else:
+            if self._java is None:
+                self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
+                self._java = lucene_analyzer(self.spec)
+            tokens = [str(t) for t in self._utils.analyze(self._java, text).toArray()]
+        if len(self._cache) < self.CACHE_SIZE:
+            self._cache[text] = tokens
+        return list(tokens)

@@ -56,6 +56,7 @@ class DictionaryTranslator:
         self.mode = mode
         self.probabilities = probabilities
         self.base_forms = base_forms
+        self._memory: dict[str, list[tuple[str, float]]] = {}
         self.name = f"dict:{getattr(dictionary, 'name', 'dictionary')}/{mode}"
 
     def translate(self, queries: Sequence[StructuredQuery]) -> list[StructuredQuery]:
@@ -98,7 +99,16 @@ class DictionaryTranslator:
         return [(term.source, list(term.alternatives)) for term in terms]
 
     def candidates(self, text: str) -> list[tuple[str, float]]:
-        """Weighted translations of one source word or phrase (itself if untranslatable)."""
+        """Weighted translations of one source word or phrase (itself if untranslatable).
+
+        Remembered per translator: query words repeat across topics.
+        """
+        found = self._memory.get(text)
+        if found is None:
+            found = self._memory[text] = self._lookup(text)
+        return list(found)
+
+    def _lookup(self, text: str) -> list[tuple[str, float]]:
         words = source_words(text)
         if not words or all(w in ENGLISH_STOP_WORDS for w in words):
             return []
