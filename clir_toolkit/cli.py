@@ -499,6 +499,40 @@ def build_parser() -> argparse.ArgumentParser:
     _translation_options(b)
     b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
     b.set_defaults(handler=cmd_bench_search)
+    b = bench.add_parser(
+        "rerank",
+        parents=[common],
+        help="pairs/s scored and training steps/s of K-NRM and the dual encoder",
+        description="Scoring throughput and training speed of the rerankers on random ids, "
+        "on the CPU and on CUDA when torch sees a GPU (with the implied share of the GPU's "
+        "memory bandwidth).",
+    )
+    b.add_argument("--models", nargs="+", default=["knrm", "dual"], choices=["knrm", "dual"])
+    b.add_argument("--encoder", default="avg", choices=["avg", "cnn", "lstm"])
+    b.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="auto: the CPU, and CUDA when present (default)",
+    )
+    b.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    b.add_argument("--query-len", type=int, default=10)
+    b.add_argument("--doc-len", type=int, default=300)
+    b.add_argument("--dim", type=int, default=300)
+    b.add_argument("--query-vocab", type=int, default=50_000)
+    b.add_argument("--doc-vocab", type=int, default=100_000)
+    b.add_argument("--batch-size", type=int, default=256, help="pairs per scoring batch")
+    b.add_argument("--train-batch-size", type=int, default=128)
+    b.add_argument("--warmup", type=int, default=3, help="untimed calls first (default 3)")
+    b.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
+    b.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's)")
+    b.add_argument(
+        "--peak-bandwidth-gbs",
+        type=float,
+        default=3350.0,
+        help="GPU memory bandwidth for the bandwidth share (default: H100 SXM, 3350)",
+    )
+    b.set_defaults(handler=cmd_bench_rerank)
 
     p = commands.add_parser(
         "demo",
@@ -846,6 +880,30 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         translation=_translation(args),
     )
     print(format_bench_search(result))
+    return 0
+
+
+def cmd_bench_rerank(args: argparse.Namespace) -> int:
+    from clir_toolkit.rerank.bench import BenchSettings, bench_rerank, format_bench_rerank
+
+    settings = BenchSettings(
+        query_len=args.query_len,
+        doc_len=args.doc_len,
+        dim=args.dim,
+        query_vocab=args.query_vocab,
+        doc_vocab=args.doc_vocab,
+        batch_size=args.batch_size,
+        train_batch_size=args.train_batch_size,
+        precision=args.precision,
+        encoder=args.encoder,
+        warmup=args.warmup,
+        seconds=args.seconds,
+        peak_bandwidth_gbs=args.peak_bandwidth_gbs,
+        threads=args.threads,
+    )
+    devices = None if args.device == "auto" else [args.device]
+    rows = bench_rerank(settings, args.models, devices)
+    print(format_bench_rerank(settings, rows))
     return 0
 
 

@@ -23,6 +23,10 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
 
 Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
 run once with the chosen values and reported as it comes out.
+
+A ``kind = "rerank"`` recipe reranks the runs of a search recipe of its directory with a
+neural model trained on the train split; its ``[rerank]`` table and what it produces are
+described in :mod:`clir_toolkit.rerank.recipe`.
 """
 
 from __future__ import annotations
@@ -441,6 +445,10 @@ def write_stamp(
 #: ``clir run --force`` sets this: every recipe runs again even when its runs are current.
 FORCE_RERUN = False
 
+#: When the current ``run_recipes`` began (``time.time()``): under ``--force``, rerank recipes
+#: reuse only what was made since (a model two recipes share is trained once).
+RUN_STARTED = 0.0
+
 
 RecipeRunner = Callable[[Recipe, str, Workspace, bool], "RecipeOutcome | list[RecipeOutcome]"]
 """Runs a recipe on one language: one outcome, or one per point of a rerank sweep."""
@@ -460,8 +468,9 @@ def run_recipes(
     """
     from clir_toolkit.results import write_results
 
-    global FORCE_RERUN
+    global FORCE_RERUN, RUN_STARTED
     FORCE_RERUN = force
+    RUN_STARTED = time.time()
     workspace = workspace or Workspace()
     recipes = [load_recipe(p) for p in paths]
     if not recipes:

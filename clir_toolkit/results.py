@@ -75,6 +75,7 @@ def write_results(
         )
     winners: list[str] = []
     comparisons: list[list[str]] = []
+    means: dict[Path, dict[str, float]] = {}  # run → measure → mean, for the rerank figures
     for (language, variant), group in by_collection.items():
         name = workspace.collection_name(language, variant)
         base = next((o for o in group if o.recipe.baseline), None)
@@ -92,9 +93,11 @@ def write_results(
             ]
             if split == "dev":
                 winners += _winners(name, group, result)
+            means.update(zip(runs, (result.means[r] for r in result.runs), strict=True))
             reranked = [o for o in group if split in o.first_stage and split in o.runs]
             if reranked:
-                comparisons.append(_first_stage_table(name, split, reranked, qrels))
+                known = dict(zip(runs, (result.per_query[r] for r in result.runs), strict=True))
+                comparisons.append(_first_stage_table(name, split, reranked, qrels, known))
     if winners:
         lines += [
             "",
@@ -119,7 +122,7 @@ def write_results(
     if any(o.rerank is not None for o in outcomes):
         from clir_toolkit.rerank.report import rerank_sections
 
-        lines += rerank_sections(outcomes, workspace, path.parent)
+        lines += rerank_sections(outcomes, workspace, path.parent, means)
     notes = path.parent / "NOTES.md"
     if notes.is_file():
         lines += ["", notes.read_text(encoding="utf-8").rstrip()]
@@ -128,23 +131,34 @@ def write_results(
 
 
 def _first_stage_table(
-    collection: str, split: str, outcomes: Sequence[RecipeOutcome], qrels: Path
+    collection: str,
+    split: str,
+    outcomes: Sequence[RecipeOutcome],
+    qrels: Path,
+    known: dict[Path, dict[str, dict[str, float]]],
 ) -> list[str]:
-    """Markdown rows: each reranked run against its own first stage, paired t-test + Holm."""
+    """Markdown rows: each reranked run against its own first stage, paired t-test + Holm.
+
+    ``known`` holds the per-query values (measure → qid → value) of the runs already
+    evaluated for the measures table; the other first-stage runs are evaluated here.
+    """
     paths = list(dict.fromkeys(p for o in outcomes for p in (o.first_stage[split], o.runs[split])))
-    result = evaluate_runs(qrels, paths, measures=WIN_MEASURE)
-    per_query = dict(
-        zip(paths, (result.per_query[run][WIN_MEASURE] for run in result.runs), strict=True)
-    )
+    per_query = {path: values[WIN_MEASURE] for path, values in known.items()}
+    missing = [p for p in paths if p not in per_query]
+    if missing:
+        result = evaluate_runs(qrels, missing, measures=WIN_MEASURE)
+        runs = (result.per_query[run][WIN_MEASURE] for run in result.runs)
+        per_query.update(zip(missing, runs, strict=True))
+    qids = list(per_query[paths[0]])  # every qrels query, in the evaluation's order
     rows, raw = [], []
     for outcome in outcomes:
         before, after = per_query[outcome.first_stage[split]], per_query[outcome.runs[split]]
-        raw.append(paired_test([after[q] for q in result.qids], [before[q] for q in result.qids]))
-        mean_before = sum(before.values()) / len(result.qids)
-        mean_after = sum(after.values()) / len(result.qids)
+        raw.append(paired_test([after[q] for q in qids], [before[q] for q in qids]))
+        mean_before = sum(before.values()) / len(qids)
+        mean_after = sum(after.values()) / len(qids)
         rows.append((outcome, mean_before, mean_after))
     lines = [
-        f"### {collection} — {split} ({len(result.qids)} queries)",
+        f"### {collection} — {split} ({len(qids)} queries)",
         "",
         f"| run | first stage | {WIN_MEASURE} first stage → reranked | Δ | p (Holm) |",
         "|---|---|---|---|---|",

@@ -11,6 +11,7 @@ for every language of the recipe:
 3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
    split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
    trained with the same settings on the same files is there (``models/<collection>/``);
+   (``clir run --force`` makes runs and models again, each once per run, even when fresh);
 4. reranks the top ``depth`` candidates of the dev and test runs (what
    :func:`clir_toolkit.rerank.score.score_run` does, scored once so that an interpolation
    weight can be chosen on dev) and writes them under ``runs/`` like any other run.
@@ -177,6 +178,9 @@ _STRINGS = (
     "figure",
     "figure_title",
 )
+
+SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ"}
+"""How a swept key is written in a row's title."""
 
 SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
@@ -383,7 +387,7 @@ def sweep_recipes(recipe: Recipe) -> list[tuple[Recipe, dict[str, Any]]]:
         values = {key: table[key] for key in sweep}
         first = next(iter(sweep))
         suffix = _format_value(values[first])
-        label = ", ".join(f"{k} = {_format_value(v)}" for k, v in values.items())
+        label = ", ".join(f"{SYMBOLS.get(k, k)} = {_format_value(v)}" for k, v in values.items())
         point = dataclasses.replace(
             recipe, name=f"{recipe.name}-{suffix}", title=f"{recipe.title}, {label}", rerank=table
         )
@@ -425,6 +429,18 @@ def is_fresh(path: Path, key: str) -> bool:
         and record.get("key") == key
         and record.get("sha256") == sha256_file(path)
     )
+
+
+def reusable(path: Path, key: str) -> bool:
+    """Whether to reuse ``path``: fresh and, under ``clir run --force``, made by this run.
+
+    So a forced run makes everything again, but a model that two recipes share only once.
+    """
+    from clir_toolkit import recipes
+
+    if recipes.FORCE_RERUN and path.is_file() and path.stat().st_mtime < recipes.RUN_STARTED:
+        return False
+    return is_fresh(path, key)
 
 
 def mark_fresh(path: Path, key: str, extra: Mapping[str, Any] | None = None) -> None:
@@ -515,7 +531,7 @@ def ensure_first_stage(
                 "index": indexed,
             }
         )
-        if not is_fresh(output, key):
+        if not reusable(output, key):
             log(quiet, f"first stage {search.name} on {language}, {split} split → {output}")
             options = resolve_auto_resources(search.search, language, workspace)
             search_run(search, options, index, topics, output, language, quiet)
@@ -672,7 +688,7 @@ def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool
     config = train_config(recipe, spec, language, workspace, quiet)
     key = _training_key(config, spec)
     output = config.output
-    if is_fresh(output, key):
+    if reusable(output, key):
         log(quiet, f"reusing {output} (trained with the same settings on the same files)")
         return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
     log(quiet, f"training {recipe.name} on {language} → {output}")
@@ -707,7 +723,7 @@ def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool
 # ---------------------------------------------------------------------------------------------
 
 
-def test_topics(
+def reranker_topics(
     recipe: Recipe, spec: RerankSpec, language: str, split: str, workspace: Workspace, quiet: bool
 ) -> Path:
     """The topics the reranker reads on ``split``: English, human, or English translated."""
@@ -729,7 +745,7 @@ def test_topics(
     key = _digest(
         {"translation": spec.translation, "topics": sha256_file(topics), "lang": language}
     )
-    if not is_fresh(output, key):
+    if not reusable(output, key):
         log(quiet, f"translating the {split} queries for {recipe.name} → {output}")
         options = TranslationOptions(**spec.translation)
         write_translations(output, build_queries(read_topics(topics), options, language))
@@ -893,7 +909,7 @@ def rerank_one(
     # Score each split once; choose λ (if several) by nDCG@10 on dev.
     neural, ranked, oov = {}, {}, {}
     for split in SPLITS:
-        topics = test_topics(recipe, spec, language, split, workspace, quiet)
+        topics = reranker_topics(recipe, spec, language, split, workspace, quiet)
         oov[split] = query_oov(reranker, topics)
         ranked[split], encoded = encode_run(
             reranker, collection, topics, first_runs[split], spec.depth

@@ -14,7 +14,7 @@ matplotlib's object API (no display, no global state) and written beside RESULTS
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +34,16 @@ DPI = 110
 
 
 def rerank_sections(
-    outcomes: Sequence[RecipeOutcome], workspace: Workspace, directory: Path
+    outcomes: Sequence[RecipeOutcome],
+    workspace: Workspace,
+    directory: Path,
+    known: Mapping[Path, Mapping[str, float]] | None = None,
 ) -> list[str]:
-    """Markdown lines: the rerankers' table, then every figure (whose PNGs are written)."""
+    """Markdown lines: the rerankers' table, then every figure (whose PNGs are written).
+
+    ``known`` holds the means (run → measure → value) that RESULTS.md's measures tables
+    already computed; runs or measures missing there are evaluated here.
+    """
     reranked = [o for o in outcomes if o.rerank is not None]
     lines = [
         "",
@@ -67,8 +74,8 @@ def rerank_sections(
     figures = _figures(reranked)
     if figures:
         lines += ["", "## Figures"]
-        for (name, language), members in figures.items():
-            lines += _figure(name, language, members, workspace, directory)
+        for (name, language), members in sorted(figures.items(), key=lambda item: item[0][0]):
+            lines += _figure(name, language, members, workspace, directory, known or {})
     return lines
 
 
@@ -96,6 +103,7 @@ def _figure(
     members: Sequence[RecipeOutcome],
     workspace: Workspace,
     directory: Path,
+    known: Mapping[Path, Mapping[str, float]],
 ) -> list[str]:
     first = members[0].rerank
     assert first is not None
@@ -103,7 +111,7 @@ def _figure(
     filename = f"{name}-{language}.png"
     collection = workspace.collection(language, members[0].recipe.variant)
     if first.sweep:
-        table = plot_sweep(members, collection, title, directory / filename)
+        table = plot_sweep(members, collection, title, directory / filename, known)
     else:
         table = plot_densities(members, title, directory / filename)
     return ["", f"### {title}", "", f"![{title}]({filename})", "", *table]
@@ -114,17 +122,33 @@ def _figure(
 # ---------------------------------------------------------------------------------------------
 
 
-def _means(qrels: Path, paths: Sequence[Path], measures: Sequence[str]) -> dict[Path, dict]:
-    """Mean of each measure for each run (paths de-duplicated, order kept)."""
+def _means(
+    qrels: Path,
+    paths: Sequence[Path],
+    measures: Sequence[str],
+    known: Mapping[Path, Mapping[str, float]],
+) -> dict[Path, Mapping[str, float]]:
+    """Mean of each measure for each run: from ``known`` if there, else evaluated."""
     from clir_toolkit.evaluate import evaluate_runs
 
-    unique = list(dict.fromkeys(paths))
-    result = evaluate_runs(qrels, unique, measures=list(measures))
-    return {path: result.means[run] for path, run in zip(unique, result.runs, strict=True)}
+    means: dict[Path, Mapping[str, float]] = {
+        path: known[path] for path in paths if all(m in known.get(path, {}) for m in measures)
+    }
+    missing = [path for path in dict.fromkeys(paths) if path not in means]
+    if missing:
+        result = evaluate_runs(qrels, missing, measures=list(measures))
+        means.update(
+            (path, result.means[run]) for path, run in zip(missing, result.runs, strict=True)
+        )
+    return means
 
 
 def plot_sweep(
-    members: Sequence[RecipeOutcome], collection: Path, title: str, output: Path
+    members: Sequence[RecipeOutcome],
+    collection: Path,
+    title: str,
+    output: Path,
+    known: Mapping[Path, Mapping[str, float]],
 ) -> list[str]:
     """Draw the test-split measures against the swept value; return a markdown table of them."""
     from matplotlib.figure import Figure
@@ -137,10 +161,11 @@ def plot_sweep(
         collection / "qrels.test.txt",
         [o.runs["test"] for o in points] + [o.first_stage["test"] for o in points],
         measures,
+        known,
     )
-    dev = _means(collection / "qrels.dev.txt", [o.runs["dev"] for o in points], ["nDCG@10"])
+    dev = _means(collection / "qrels.dev.txt", [o.runs["dev"] for o in points], ["nDCG@10"], known)
 
-    figure = Figure(figsize=(7.0, 4.4), layout="constrained")
+    figure = Figure(figsize=(8.4, 4.4), layout="constrained")
     axes = figure.subplots()
     colours = ("tab:blue", "tab:orange", "tab:green", "tab:red")
     for measure, colour in zip(FIGURE_MEASURES, colours, strict=True):
@@ -157,7 +182,7 @@ def plot_sweep(
     axes.set_title(title, fontsize=11)
     first_stage = points[0].rerank.first_stage  # type: ignore[union-attr]
     axes.plot([], [], color="grey", linestyle=":", label=f"first stage ({first_stage})")
-    axes.legend(fontsize=8, loc="best", ncols=2)
+    figure.legend(fontsize=8, loc="outside right upper")
     _save(figure, output)
 
     header = [

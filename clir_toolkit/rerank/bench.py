@@ -1,0 +1,300 @@
+"""Speed of the rerankers (``clir bench rerank``): scoring throughput and training steps.
+
+For each model (K-NRM and the dual encoder) and each device (the CPU, and CUDA when torch
+sees a GPU) this measures, on random token ids of fixed lengths:
+
+* **scoring**: query–document pairs per second in inference mode, batch after batch, as
+  :func:`clir_toolkit.rerank.score.score_pairs` scores a run (padding trimmed there, none
+  here: every text has its full length);
+* **training**: optimiser steps per second, each step a forward and backward pass over one
+  batch and an Adam update, as :func:`clir_toolkit.rerank.train.train_reranker` takes
+  them: K-NRM's pairwise hinge loss scores two documents per example, the dual encoder's
+  SOSL one.
+
+Each measurement runs ``warmup`` iterations first (CUDA kernels compiled and cached, memory
+allocated), then as many iterations as fit in ``seconds`` (at least ``min_iterations``);
+on CUDA, ``torch.cuda.synchronize()`` is called before the clock starts and before it stops,
+since kernels run asynchronously. On a CPU shared with other work, torch's threads wait for
+each other at every operation: ``threads = 1`` can then be several times faster than the
+default (measured on a busy 2-core machine: K-NRM 5,600 against 220 pairs/s).
+
+On CUDA the scoring rate is also expressed as a share of the GPU's memory bandwidth
+(``peak_bandwidth_gbs``, default 3350 GB/s, the H100 SXM's HBM3): scoring a pair must read
+at least the embedding rows of its ``query_len + doc_len`` tokens (float32, 4 bytes per
+dimension; K-NRM reads them from its cached unit-length table, the dual encoder's
+``embedding_bag`` from the table itself) and their int64 ids. ``bytes_per_pair`` is that
+minimum; intermediate tensors (K-NRM's ``query_len × doc_len`` similarity matrix, read
+once per kernel unless fused) come on top, so the fraction is a lower bound of the traffic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clir_toolkit.errors import UsageError
+
+MODELS = ("knrm", "dual")
+DEFAULT_PEAK_BANDWIDTH_GBS = 3350.0
+FLOAT32_BYTES = 4
+ID_BYTES = 8
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """What is measured: text lengths, embedding size, vocabularies, batches, precision."""
+
+    query_len: int = 10
+    doc_len: int = 300
+    dim: int = 300
+    query_vocab: int = 50_000
+    doc_vocab: int = 100_000
+    batch_size: int = 256
+    train_batch_size: int = 128
+    precision: str = "fp32"
+    encoder: str = "avg"
+    warmup: int = 3
+    seconds: float = 2.0
+    min_iterations: int = 3
+    peak_bandwidth_gbs: float = DEFAULT_PEAK_BANDWIDTH_GBS
+    threads: int | None = None  # CPU threads of torch; None: torch's default
+    seed: int = 0
+
+    def check(self) -> None:
+        counts = {
+            "query_len": self.query_len,
+            "doc_len": self.doc_len,
+            "dim": self.dim,
+            "batch_size": self.batch_size,
+            "train_batch_size": self.train_batch_size,
+            "min_iterations": self.min_iterations,
+        }
+        for name, value in counts.items():
+            if value < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+        if self.query_vocab < 3 or self.doc_vocab < 3:
+            raise UsageError("vocabularies need at least 3 rows (padding, OOV and one word)")
+        if self.warmup < 0 or not self.seconds > 0 or not self.peak_bandwidth_gbs > 0:
+            raise UsageError("--warmup must be ≥ 0; --seconds and --peak-bandwidth-gbs > 0")
+        if self.threads is not None and self.threads < 1:
+            raise UsageError(f"--threads must be at least 1, not {self.threads}")
+
+    @property
+    def bytes_per_pair(self) -> int:
+        """The least a pair's scoring reads: its tokens' float32 embedding rows and ids."""
+        return (self.query_len + self.doc_len) * (self.dim * FLOAT32_BYTES + ID_BYTES)
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One model on one device."""
+
+    model: str
+    device: str
+    device_name: str
+    score_pairs_per_s: float
+    train_steps_per_s: float
+    train_examples_per_s: float
+    bandwidth_fraction: float | None  # CUDA only
+
+
+def timed(action: Callable[[], object], device: Any, settings: BenchSettings) -> float:
+    """Seconds per call of ``action``: warm-up calls, then calls for ``settings.seconds``."""
+    import torch
+
+    def synchronise() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    for _ in range(settings.warmup):
+        action()
+    synchronise()
+    calls = 0
+    started = time.perf_counter()
+    elapsed = 0.0
+    while calls < settings.min_iterations or elapsed < settings.seconds:
+        action()
+        calls += 1
+        if calls >= settings.min_iterations:
+            synchronise()  # once per call after the minimum: the loop must see real time
+        elapsed = time.perf_counter() - started
+    return elapsed / calls
+
+
+def build(model: str, settings: BenchSettings) -> Any:
+    """A freshly initialised model of the settings' sizes."""
+    from clir_toolkit.rerank.dual import DualEncoder
+    from clir_toolkit.rerank.knrm import KNRM
+
+    if model == "knrm":
+        return KNRM(settings.query_vocab, settings.doc_vocab, dim=settings.dim)
+    if model == "dual":
+        return DualEncoder(
+            settings.query_vocab, settings.doc_vocab, dim=settings.dim, encoder=settings.encoder
+        )
+    raise UsageError(f"unknown model {model!r} (choose {', '.join(MODELS)})")
+
+
+def random_ids(rows: int, length: int, vocab: int, generator: Any, device: Any) -> Any:
+    """``LongTensor[rows, length]`` of word ids 2..vocab-1 (no padding, no OOV)."""
+    import torch
+
+    ids = torch.randint(2, vocab, (rows, length), generator=generator, dtype=torch.long)
+    return ids.to(device)
+
+
+def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchRow:
+    """Scoring pairs/s and training steps/s of one model on one device."""
+    import torch
+
+    from clir_toolkit.rerank.device import autocast
+    from clir_toolkit.rerank.losses import pairwise_hinge, sosl
+
+    torch.manual_seed(settings.seed)
+    generator = torch.Generator().manual_seed(settings.seed)
+    model = build(model_name, settings).to(device)
+    s = settings
+
+    # Scoring: inference mode, one batch of pairs per call.
+    queries = random_ids(s.batch_size, s.query_len, s.query_vocab, generator, device)
+    docs = random_ids(s.batch_size, s.doc_len, s.doc_vocab, generator, device)
+    model.eval()
+
+    def score() -> object:
+        with torch.inference_mode(), autocast(s.precision, device):
+            return model(queries, docs)
+
+    score_seconds = timed(score, device, s)
+
+    # Training: forward, backward and an Adam step per call.
+    model.train()
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda") if s.precision == "fp16" else None
+    t_queries = random_ids(s.train_batch_size, s.query_len, s.query_vocab, generator, device)
+    better = random_ids(s.train_batch_size, s.doc_len, s.doc_vocab, generator, device)
+    worse = random_ids(s.train_batch_size, s.doc_len, s.doc_vocab, generator, device)
+    grades = torch.randint(0, 3, (s.train_batch_size,), generator=generator).to(device)
+
+    def step() -> object:
+        with autocast(s.precision, device):
+            if model_name == "knrm":
+                loss = pairwise_hinge(
+                    model(t_queries, better).float(), model(t_queries, worse).float()
+                )
+            else:
+                loss = sosl(model(t_queries, better).float(), grades)
+        optimiser.zero_grad(set_to_none=True)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimiser)
+            scaler.update()
+        else:
+            loss.backward()
+            optimiser.step()
+        return loss
+
+    step_seconds = timed(step, device, s)
+
+    pairs_per_s = s.batch_size / score_seconds
+    fraction = None
+    if device.type == "cuda":
+        fraction = pairs_per_s * s.bytes_per_pair / (s.peak_bandwidth_gbs * 1e9)
+    return BenchRow(
+        model=model_name if model_name == "knrm" else f"dual-{s.encoder}",
+        device=str(device),
+        device_name=_device_name(device),
+        score_pairs_per_s=pairs_per_s,
+        train_steps_per_s=1.0 / step_seconds,
+        train_examples_per_s=s.train_batch_size / step_seconds,
+        bandwidth_fraction=fraction,
+    )
+
+
+def _device_name(device: Any) -> str:
+    import platform
+
+    import torch
+
+    if device.type == "cuda":
+        return str(torch.cuda.get_device_name(device))
+    threads = torch.get_num_threads()
+    return f"{platform.machine()}, {threads} thread{'s' if threads > 1 else ''}"
+
+
+def bench_rerank(
+    settings: BenchSettings,
+    models: Sequence[str] = MODELS,
+    devices: Sequence[str] | None = None,
+) -> list[BenchRow]:
+    """Measure every model on every device (default: the CPU, and CUDA when present)."""
+    import torch
+
+    from clir_toolkit.rerank.device import check_precision, resolve_device
+
+    settings.check()
+    names = list(devices) if devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    targets = [resolve_device(name) for name in names]
+    default_threads = torch.get_num_threads()
+    if settings.threads is not None:
+        torch.set_num_threads(settings.threads)
+    rows = []
+    try:
+        for target in targets:
+            if settings.precision != "fp32" and target.type == "cpu" and len(targets) > 1:
+                continue  # mixed precision is a CUDA option; the CPU is measured in fp32 runs
+            check_precision(settings.precision, target)
+            for model in models:
+                rows.append(bench_model(model, target, settings))
+    finally:
+        torch.set_num_threads(default_threads)
+    return rows
+
+
+def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> str:
+    """The settings, then one line per model and device."""
+    import torch
+
+    s = settings
+    lines = [
+        f"settings: query length {s.query_len}, document length {s.doc_len}, "
+        f"embeddings {s.dim}-d, vocabularies {s.query_vocab:,} query / {s.doc_vocab:,} document "
+        f"words, precision {s.precision}, random ids (no padding), torch {torch.__version__}",
+        f"scoring: batches of {s.batch_size} pairs; training: batches of {s.train_batch_size} "
+        f"examples, Adam (K-NRM: pairwise hinge, two documents per example; dual: SOSL); "
+        f"{s.warmup} warm-up calls, then ≥ {s.seconds:g} s and ≥ {s.min_iterations} calls",
+        f"memory traffic: ≥ {s.bytes_per_pair:,} bytes read per scored pair "
+        f"((query + document tokens) × ({s.dim} × 4 + 8) bytes); peak bandwidth "
+        f"{s.peak_bandwidth_gbs:g} GB/s",
+        "",
+    ]
+    header = (
+        "model",
+        "device",
+        "score pairs/s",
+        "train steps/s",
+        "train examples/s",
+        "bandwidth",
+        "hardware",
+    )
+    body = [
+        (
+            row.model,
+            row.device,
+            f"{row.score_pairs_per_s:,.0f}",
+            f"{row.train_steps_per_s:,.2f}",
+            f"{row.train_examples_per_s:,.0f}",
+            "—" if row.bandwidth_fraction is None else f"{row.bandwidth_fraction:.1%}",
+            row.device_name,
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[c]) for line in [header, *body]) for c in range(len(header))]
+    for line in [header, *body]:
+        cells = [
+            cell.ljust(width) if c in (0, 1, 6) else cell.rjust(width)
+            for c, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)

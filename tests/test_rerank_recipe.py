@@ -1,0 +1,234 @@
+"""Rerank recipes end to end on the hand-made French collection: runs, models, RESULTS.md.
+
+The tiny collection has only a dev split; copied into a workspace, its dev files stand in for
+the train and test splits too (the reranker is trained and tested on the same six topics,
+which is enough to check the plumbing, not the method).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.errors import FormatError
+from clir_toolkit.formats import read_run
+from clir_toolkit.recipes import Workspace, load_recipe, run_recipes
+from clir_toolkit.rerank.recipe import is_fresh, sweep_recipes
+from clir_toolkit.rerank.score import load_model
+from tests.conftest import TINY_FR
+
+FIRST_STAGE = """
+name = "bm25-human"
+group = "first stage"
+languages = ["fr"]
+topics = "human"
+baseline = true
+[search]
+k1 = 1.2
+b = 0.75
+"""
+
+TRAINING = """
+first_stage = "bm25-human"
+epochs = 2
+dim = 16
+negatives = 6
+max_doc_len = 40
+depth = 12
+device = "cpu"
+"""
+
+DUAL = f"""
+name = "dual-sosl"
+title = "dual encoder, SOSL"
+group = "loss"
+kind = "rerank"
+languages = ["fr"]
+topics = "human"
+[rerank]
+{TRAINING}
+model = "dual"
+loss = "sosl"
+epsilon = 0.5
+thresholds = [0.1, 0.6]
+interpolate = [0.0, 0.5, 1.0]
+figure = "figure-3-densities"
+"""
+
+SWEEP = f"""
+name = "eps"
+group = "epsilon"
+kind = "rerank"
+languages = ["fr"]
+topics = "human"
+[rerank]
+{TRAINING}
+model = "dual"
+figure = "figure-4-epsilon"
+[rerank.sweep]
+epsilon = [0.0, 1.0]
+"""
+
+KNRM = f"""
+name = "knrm-mono"
+group = "knrm"
+kind = "rerank"
+languages = ["fr"]
+topics = "human"
+[rerank]
+{TRAINING}
+model = "knrm"
+tie_embeddings = true
+"""
+
+REUSE = """
+name = "knrm-mono-again"
+group = "knrm"
+kind = "rerank"
+languages = ["fr"]
+topics = "human"
+[rerank]
+first_stage = "bm25-human"
+model_from = "knrm-mono"
+depth = 12
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Workspace:
+    """A workspace whose fr collection is the tiny one, its dev split copied to train/test."""
+    space = Workspace(
+        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
+    )
+    collection = space.collection("fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for split in ("train", "test"):
+        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+            shutil.copy(
+                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
+            )
+    return space
+
+
+def test_rerank_table_is_validated(tmp_path: Path) -> None:
+    head = 'name = "x"\nkind = "rerank"\n'
+    with pytest.raises(FormatError, match="needs \\[rerank\\] first_stage"):
+        load_recipe(write(tmp_path / "a.toml", head))
+    with pytest.raises(FormatError, match="unknown \\[rerank\\] keys colour"):
+        load_recipe(write(tmp_path / "b.toml", head + '[rerank]\nfirst_stage = "s"\ncolour = 1\n'))
+    with pytest.raises(FormatError, match="epochs must be an integer ≥ 1"):
+        load_recipe(write(tmp_path / "c.toml", head + '[rerank]\nfirst_stage = "s"\nepochs = 0\n'))
+    with pytest.raises(FormatError, match="one of knrm, dual"):
+        load_recipe(write(tmp_path / "d.toml", head + '[rerank]\nfirst_stage = "s"\nmodel = "x"\n'))
+    with pytest.raises(FormatError, match="cannot be set with model_from"):
+        load_recipe(
+            write(
+                tmp_path / "e.toml",
+                head + '[rerank]\nfirst_stage = "s"\nmodel_from = "m"\nepochs = 3\n',
+            )
+        )
+    with pytest.raises(FormatError, match="lists of one length"):
+        load_recipe(
+            write(
+                tmp_path / "f.toml",
+                head
+                + '[rerank]\nfirst_stage = "s"\n[rerank.sweep]\nepsilon = [0, 1]\ndepth = [5]\n',
+            )
+        )
+    with pytest.raises(FormatError, match="must be a number ≥ 0"):
+        load_recipe(
+            write(
+                tmp_path / "g.toml",
+                head + '[rerank]\nfirst_stage = "s"\n[rerank.sweep]\nepsilon = [1, -1]\n',
+            )
+        )
+
+
+def test_a_sweep_makes_one_recipe_per_point(tmp_path: Path) -> None:
+    recipe = load_recipe(write(tmp_path / "eps.toml", SWEEP))
+    points = sweep_recipes(recipe)
+    assert [p.name for p, _ in points] == ["eps-0", "eps-1"]
+    assert [values for _, values in points] == [{"epsilon": 0.0}, {"epsilon": 1.0}]
+    assert points[1][0].rerank["epsilon"] == 1.0 and "sweep" not in points[1][0].rerank
+
+
+@pytest.mark.java
+def test_rerank_recipes_write_runs_models_and_results(workspace: Workspace, tmp_path: Path) -> None:
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    paths = [
+        write(recipes / "bm25-human.toml", FIRST_STAGE),
+        write(recipes / "dual-sosl.toml", DUAL),
+        write(recipes / "eps.toml", SWEEP),
+        write(recipes / "knrm-mono-again.toml", REUSE),  # before the recipe that owns the model
+        write(recipes / "knrm-mono.toml", KNRM),
+    ]
+    write(recipes / "NOTES.md", "## Notes\n\nHand-written.\n")
+    results = run_recipes(paths, workspace, quiet=True)
+
+    # Runs: the first stage of every split, the reranked dev and test runs of each row.
+    first = load_recipe(paths[0])
+    for split in ("train", "dev", "test"):
+        assert is_fresh(
+            workspace.run(first, "fr", split), _key_of(workspace.run(first, "fr", split))
+        )
+    for name in ("dual-sosl", "eps-0", "eps-1", "knrm-mono", "knrm-mono-again"):
+        for split in ("dev", "test"):
+            run = read_run(workspace.runs / "manpages-en-fr" / split / f"{name}.trec")
+            assert {r.tag for r in run} == {name}
+            assert len({r.qid for r in run}) == 6
+
+    # Models: one per trained row; epsilon and the reused model as asked.
+    models = workspace.models / "manpages-en-fr"
+    assert sorted(p.name for p in models.glob("*.pt")) == [
+        "dual-sosl.pt",
+        "eps-0.pt",
+        "eps-1.pt",
+        "knrm-mono.pt",
+    ]
+    assert load_model(models / "dual-sosl.pt").model.epsilon == 0.5
+    assert load_model(models / "eps-0.pt").model.epsilon == 0.0
+    assert not list(models.glob("*.ckpt"))
+
+    text = results.read_text(encoding="utf-8")
+    assert "## Reranked runs against their own first stage (nDCG@10)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| dual-sosl | bm25-human |")]
+    assert len(rows) == 2  # dev and test
+    assert "→" in rows[0] and rows[0].count("|") == 6
+    assert "| knrm-mono-again | fr | knrm, hinge, tied |" in text
+    assert "| eps-1 | fr | dual avg, sosl, ε=1 |" in text
+    assert "fr: epoch=" in text and "λ=" in text  # chosen on dev
+    for figure in ("figure-3-densities-fr.png", "figure-4-epsilon-fr.png"):
+        assert f"]({figure})" in text
+        assert (recipes / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert text.rstrip().endswith("Hand-written.")
+
+    # A second run reuses the first stage and the models: the same runs come out.
+    before = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
+    stamp = (models / "knrm-mono.pt").stat().st_mtime_ns
+    second = run_recipes(paths[3:], workspace, quiet=True)  # the first stage is no row now
+    assert (models / "knrm-mono.pt").stat().st_mtime_ns == stamp
+    after = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
+    assert before == after
+    again = second.read_text(encoding="utf-8")
+    assert "| knrm-mono | bm25-human |" in again  # still tested against its first stage
+    assert "| bm25-human (baseline) |" not in again
+
+    # --force trains again, once for the two recipes that share the model; same runs.
+    run_recipes(paths[3:], workspace, quiet=True, force=True)
+    assert (models / "knrm-mono.pt").stat().st_mtime_ns != stamp
+    forced = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
+    assert forced == before
+
+
+def _key_of(path: Path) -> str:
+    import json
+
+    return str(json.loads(path.with_name(path.name + ".json").read_text())["key"])
