@@ -49,6 +49,7 @@ from typing import Any
 
 from clir_toolkit.errors import ResourceError, UsageError
 from clir_toolkit.files import atomic_write
+from clir_toolkit.translate.pipeline import DEFAULT_DICTIONARIES as PIPELINE_DICTIONARIES
 
 __all__ = [
     "DEFAULT_DICTIONARIES",
@@ -68,16 +69,9 @@ __all__ = [
 #: Queries are English: the source side of every space trained here.
 SOURCE_LANGUAGE = "en"
 
-#: The dictionary that seeds the alignment of each language when none is given.
-DEFAULT_DICTIONARIES = {
-    "fr": "freedict:eng-fra+fra-eng",
-    "de": "freedict:eng-deu",
-    "es": "freedict:eng-spa",
-    "it": "freedict:eng-ita",
-    "ru": "freedict:eng-rus",
-    "ja": "freedict:eng-jpn",
-    "zh": "cedict",
-}
+#: The dictionary that seeds the alignment of each language when none is given: the one
+#: query translation uses (:data:`clir_toolkit.translate.pipeline.DEFAULT_DICTIONARIES`).
+DEFAULT_DICTIONARIES = PIPELINE_DICTIONARIES
 
 Tokenizer = Callable[[str], list[str]]
 
