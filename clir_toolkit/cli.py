@@ -433,6 +433,23 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--query-lang")
     t.add_argument("--doc-lang")
     t.add_argument("--cache-dir", type=Path)
+    t.add_argument(
+        "--epsilon",
+        type=float,
+        help="dual encoder: ε of the smooth cosine (default 1; 0 = plain cosine)",
+    )
+    t.add_argument(
+        "--sosl-thresholds",
+        type=float,
+        nargs=2,
+        metavar=("T1", "T2"),
+        help="SOSL thresholds between the grades (default 0.2 0.7)",
+    )
+    t.add_argument(
+        "--tie-embeddings",
+        action="store_true",
+        help="start shared query/document words with the same vector",
+    )
     t.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt")
     t.add_argument("--output", required=True, type=Path, help="model file, e.g. models/x.pt")
     t.set_defaults(handler=cmd_rerank_train)
@@ -813,6 +830,9 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         resume=args.resume,
         verbose=not args.quiet,
+        epsilon=args.epsilon,
+        sosl_thresholds=tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
+        tie_embeddings=args.tie_embeddings,
     )
     report = train_reranker(config)
     print(

@@ -75,14 +75,12 @@ The ``[rerank]`` keys:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
 import hashlib
 import json
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +89,6 @@ from clir_toolkit.errors import ClirError, FormatError
 
 if TYPE_CHECKING:
     from clir_toolkit.recipes import Recipe, RecipeOutcome, Workspace
-    from clir_toolkit.rerank.data import Vocabulary
 
 # [rerank] key → TrainConfig field.
 TRAINING_KEYS = {
@@ -560,64 +557,6 @@ def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
     )
 
 
-@contextlib.contextmanager
-def model_options(
-    epsilon: float | None, thresholds: tuple[float, float] | None, tie_embeddings: bool
-) -> Iterator[None]:
-    """Build the model and the loss of :func:`train_reranker` with options it has no fields for.
-
-    :class:`~clir_toolkit.rerank.train.TrainConfig` has no field yet for the dual encoder's
-    ε, SOSL's thresholds or tied embeddings; ``train_reranker`` builds its model and loss
-    with the module functions ``build_model`` and ``build_loss``, so for the duration of
-    one call these are wrapped to apply the options. The model file records ε (it is part
-    of the model's configuration); :func:`train_model` records all three in its sidecar.
-    """
-    from clir_toolkit.rerank import losses, train
-
-    original_model, original_loss = train.build_model, train.build_loss
-
-    def build_model(config: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
-        model = original_model(config, query_vocab, doc_vocab)
-        if epsilon is not None and config.model == "dual":
-            rebuilt = type(model)(**{**model.config(), "epsilon": epsilon})
-            rebuilt.load_state_dict(model.state_dict())
-            model = rebuilt
-        if tie_embeddings:
-            tie_query_rows(model, query_vocab, doc_vocab)
-        return model
-
-    def build_loss(name: str) -> tuple[Any, Any]:
-        if thresholds is not None and name == "sosl":
-            return functools.partial(losses.sosl, thresholds=(-1.0, *thresholds, 1.0)), None
-        return original_loss(name)
-
-    train.build_model, train.build_loss = build_model, build_loss
-    try:
-        yield
-    finally:
-        train.build_model, train.build_loss = original_model, original_loss
-
-
-def tie_query_rows(model: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> int:
-    """Start each query word that the document vocabulary also has with its document vector.
-
-    A word then has cosine 1 with itself, which K-NRM's exact-match kernel counts: the
-    monolingual model of the thesis (one vocabulary) within the two-table models here.
-    Returns the number of rows tied.
-    """
-    import torch
-
-    pairs = [
-        (i, doc_vocab.id(w)) for i, w in enumerate(query_vocab.words) if i > 1 and w in doc_vocab
-    ]
-    if not pairs:
-        return 0
-    rows = torch.tensor([q for q, _ in pairs], dtype=torch.long)
-    vectors = model.doc_embedding.weight.detach()[torch.tensor([d for _, d in pairs])]
-    model.load_embeddings("query", vectors.clone(), rows)
-    return len(pairs)
-
-
 def train_config(
     recipe: Recipe, spec: RerankSpec, language: str, workspace: Workspace, quiet: bool
 ) -> Any:
@@ -643,6 +582,9 @@ def train_config(
         query_language=doc_language if spec.train_topics == "human" else None,
         doc_language=doc_language,
         verbose=not quiet,
+        epsilon=spec.epsilon,
+        sosl_thresholds=spec.thresholds,
+        tie_embeddings=spec.tie_embeddings,
         **spec.training,
     )
 
@@ -692,8 +634,7 @@ def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool
         log(quiet, f"reusing {output} (trained with the same settings on the same files)")
         return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
     log(quiet, f"training {recipe.name} on {language} → {output}")
-    with model_options(spec.epsilon, spec.thresholds, spec.tie_embeddings):
-        report = train_reranker(config)
+    report = train_reranker(config)
     report.checkpoint.unlink(missing_ok=True)  # a finished training needs no checkpoint
     summary = {
         "model": report.model,

@@ -35,6 +35,7 @@ On the CPU the same inputs and seed give the same model and byte-identical reran
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -129,6 +130,13 @@ class TrainConfig:
     cache_dir: Path | None = None
     resume: bool = False
     verbose: bool = True
+    #: Dual encoder: ε of the smooth cosine (paper eq. 1); None keeps the model's default 1.
+    epsilon: float | None = None
+    #: SOSL: the inner thresholds (θ1, θ2) between the grades; None keeps (0.2, 0.7).
+    sosl_thresholds: tuple[float, float] | None = None
+    #: Start each query word the document vocabulary also has with its document vector,
+    #: so that a monolingual model begins with exact matches (K-NRM's exact-match kernel).
+    tie_embeddings: bool = False
 
 
 @dataclass
@@ -404,11 +412,16 @@ def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabul
         options["dim"] = config.dim
     if config.model == "dual":
         options["encoder"] = config.encoder
+        if config.epsilon is not None:
+            options["epsilon"] = config.epsilon
     cls = model_classes()[config.model]
-    return cls(len(query_vocab), len(doc_vocab), **options)
+    model = cls(len(query_vocab), len(doc_vocab), **options)
+    if config.tie_embeddings:
+        tie_query_rows(model, query_vocab, doc_vocab)
+    return model
 
 
-def build_loss(name: str) -> tuple[Any, Any]:
+def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) -> tuple[Any, Any]:
     """``(loss function, module with parameters or None)`` for a loss name.
 
     Proportional odds is McCullagh's model with cut-points estimated along with the model
@@ -420,7 +433,29 @@ def build_loss(name: str) -> tuple[Any, Any]:
     if name == "po":
         module = losses.ProportionalOdds(NUM_GRADES)
         return module, module
+    if name == "sosl" and sosl_thresholds is not None:
+        return functools.partial(losses.sosl, thresholds=(-1.0, *sosl_thresholds, 1.0)), None
     return losses.LOSSES[name], None
+
+
+def tie_query_rows(model: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> int:
+    """Start each query word that the document vocabulary also has with its document vector.
+
+    A word then has cosine 1 with itself, which K-NRM's exact-match kernel counts: the
+    monolingual model of the thesis (one vocabulary) within the two-table models here.
+    Returns the number of rows tied.
+    """
+    import torch
+
+    pairs = [
+        (i, doc_vocab.id(w)) for i, w in enumerate(query_vocab.words) if i > 1 and w in doc_vocab
+    ]
+    if not pairs:
+        return 0
+    rows = torch.tensor([q for q, _ in pairs], dtype=torch.long)
+    vectors = model.doc_embedding.weight.detach()[torch.tensor([d for _, d in pairs])]
+    model.load_embeddings("query", vectors.clone(), rows)
+    return len(pairs)
 
 
 def _embedding_rows(path: Path, vocab: Vocabulary) -> tuple[int, torch.Tensor, torch.Tensor]:
@@ -769,7 +804,7 @@ def train_reranker(config: TrainConfig) -> TrainReport:
     embeddings_found = _load_embeddings(config, model, {"query": vocabs[0], "doc": vocabs[1]})
     model.to(device)
     assert config.loss is not None
-    loss_fn, loss_module = build_loss(config.loss)
+    loss_fn, loss_module = build_loss(config.loss, config.sosl_thresholds)
     parameters = list(model.parameters())
     if loss_module is not None:
         loss_module.to(device)
