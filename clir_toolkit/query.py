@@ -12,7 +12,6 @@ PyTerrier's ``query_0``, a structured query keeps the text it came from in ``ori
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -49,16 +48,6 @@ class StructuredQuery:
     def plain(cls, qid: str, text: str) -> StructuredQuery:
         """The query of a plain string: one term per white-space separated word."""
         return cls(qid, tuple(QueryTerm.plain(word) for word in text.split()), text)
-
-    @classmethod
-    def from_terms(
-        cls, qid: str, terms: Iterable[QueryTerm], original: str = ""
-    ) -> StructuredQuery:
-        return cls(qid, tuple(terms), original)
-
-    def is_plain(self) -> bool:
-        """True when every term has exactly one alternative of weight 1."""
-        return all(len(t.alternatives) == 1 and t.alternatives[0].weight == 1.0 for t in self.terms)
 
     def describe(self) -> str:
         """A readable one-line rendering, e.g. ``list → {liste 0.5, lister 0.5} | ...``."""
