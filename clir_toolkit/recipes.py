@@ -35,7 +35,7 @@ import itertools
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,6 +128,15 @@ class Workspace:
         )
 
 
+def reject_unknown_keys(
+    path: Path, table: dict[str, Any], allowed: Collection[str], what: str, fix: str
+) -> None:
+    """A one-line FormatError naming the keys of ``table`` that are not in ``allowed``."""
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise FormatError(path, None, f"unknown {what} {', '.join(unknown)}", fix)
+
+
 def load_recipe(path: str | Path) -> Recipe:
     """Read and validate one recipe file."""
     path = Path(path)
@@ -150,23 +159,17 @@ def load_recipe(path: str | Path) -> Recipe:
         "tune",
         "rerank",
     }
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise FormatError(
-            path,
-            None,
-            f"unknown keys {', '.join(unknown)}",
-            f"a recipe may have: {', '.join(sorted(known))}",
-        )
+    reject_unknown_keys(
+        path, values, known, "keys", f"a recipe may have: {', '.join(sorted(known))}"
+    )
     for section in ("search", "tune"):
-        bad = sorted(set(values.get(section, {})) - SEARCH_KEYS)
-        if bad:
-            raise FormatError(
-                path,
-                None,
-                f"unknown [{section}] options {', '.join(bad)}",
-                "use the option names of 'clir search' with underscores",
-            )
+        reject_unknown_keys(
+            path,
+            values.get(section, {}),
+            SEARCH_KEYS,
+            f"[{section}] options",
+            "use the option names of 'clir search' with underscores",
+        )
     name = values.get("name") or path.stem
     if values.get("topics", "english") not in ("english", "human"):
         raise FormatError(path, None, "topics must be 'english' or 'human'")
@@ -256,8 +259,9 @@ def resolve_auto_resources(
 
             # Smaller than `clir embed train`'s defaults (300-d, 20 epochs) so that the
             # recipes stay within their time budget on two cores.
-            train_bilingual_embeddings(language, path, dim=AUTO_EMBED_DIM,
-                                       epochs=AUTO_EMBED_EPOCHS, progress=False)
+            train_bilingual_embeddings(
+                language, path, dim=AUTO_EMBED_DIM, epochs=AUTO_EMBED_EPOCHS, progress=False
+            )
         options["embed"] = str(path)
     return options
 

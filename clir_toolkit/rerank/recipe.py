@@ -237,6 +237,8 @@ def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:
     Every problem is a :class:`~clir_toolkit.errors.FormatError` naming the recipe file, so
     that ``clir run`` stops before any work when one recipe of many is wrong.
     """
+    from clir_toolkit.recipes import reject_unknown_keys
+
     if values.get("search") or values.get("tune"):
         raise FormatError(
             path,
@@ -252,14 +254,13 @@ def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:
             "a rerank recipe needs [rerank] first_stage",
             'name a search recipe of the same directory, e.g. first_stage = "bm25-dict-syn"',
         )
-    unknown = sorted(set(table) - RERANK_KEYS)
-    if unknown:
-        raise FormatError(
-            path,
-            None,
-            f"unknown [rerank] keys {', '.join(unknown)}",
-            f"a [rerank] table may have: {', '.join(sorted(RERANK_KEYS))}",
-        )
+    reject_unknown_keys(
+        path,
+        table,
+        RERANK_KEYS,
+        "[rerank] keys",
+        f"a [rerank] table may have: {', '.join(sorted(RERANK_KEYS))}",
+    )
     for point in _points(path, table):
         _check_point(path, point, values.get("topics", "english"))
 
@@ -289,6 +290,8 @@ def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
 
 def _points(path: Path, table: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The [rerank] table of each point of the sweep (the table itself when there is none)."""
+    from clir_toolkit.recipes import reject_unknown_keys
+
     sweep = table.get("sweep")
     base = {k: v for k, v in table.items() if k != "sweep"}
     if sweep is None:
@@ -297,14 +300,13 @@ def _points(path: Path, table: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise FormatError(
             path, None, "[rerank.sweep] must be a table of lists, e.g. epsilon = [0, 1]"
         )
-    bad = sorted(set(sweep) - SWEEP_KEYS)
-    if bad:
-        raise FormatError(
-            path,
-            None,
-            f"[rerank.sweep] cannot vary {', '.join(bad)}",
-            f"a sweep may vary: {', '.join(sorted(SWEEP_KEYS))}",
-        )
+    reject_unknown_keys(
+        path,
+        sweep,
+        SWEEP_KEYS,
+        "[rerank.sweep] keys",
+        f"a sweep may vary: {', '.join(sorted(SWEEP_KEYS))}",
+    )
     lengths = {len(v) if isinstance(v, list) else 0 for v in sweep.values()}
     if len(lengths) != 1 or 0 in lengths:
         raise FormatError(
