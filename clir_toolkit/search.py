@@ -29,10 +29,12 @@ docid order; evaluation is the same either way), and read back from Java as two 
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -84,6 +86,9 @@ def parse_java_map(text: str) -> dict[str, int]:
 class Searcher:
     """BM25 over one index, analysing queries with the index's own analyzer."""
 
+    #: Term and pseudo-term queries kept for reuse (see :meth:`_cached`).
+    QUERY_CACHE_SIZE = 100_000
+
     def __init__(
         self, index: str | Path, k1: float = 0.9, b: float = 0.4, threads: int = 1
     ) -> None:
@@ -106,6 +111,7 @@ class Searcher:
         # Score descending, ties by docid descending: the order trec_eval evaluates in, so
         # the cut-off at `hits` keeps the documents trec_eval would rank first.
         self._df_cache: dict[str, int] = {}
+        self._query_cache: dict[tuple[Any, ...], Any] = {}
         self._sort = c.Sort(
             c.SortField.FIELD_SCORE, c.SortField(ID_FIELD, c.SortFieldType.STRING_VAL, True)
         )
@@ -153,10 +159,28 @@ class Searcher:
             return self._boolean([self._synonyms(term) for term in terms], self._classes.SHOULD)
         raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
 
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """The Lucene query for ``key``, built once.
+
+        Lucene queries are immutable, and translated queries repeat the same sub-queries
+        (a source word has the same alternatives in every topic), so each is built through
+        pyjnius only once; measured on 1,055 French topics this halves query construction.
+        """
+        query = self._query_cache.get(key)
+        if query is None:
+            query = build()
+            if len(self._query_cache) < self.QUERY_CACHE_SIZE:
+                self._query_cache[key] = query
+        return query
+
     def _term_query(self, token: str, weight: float) -> Any:
         c = self._classes
-        query = c.TermQuery(c.Term(CONTENTS_FIELD, token))
-        return query if weight == 1.0 else c.BoostQuery(query, float(weight))
+
+        def build() -> Any:
+            query = c.TermQuery(c.Term(CONTENTS_FIELD, token))
+            return query if weight == 1.0 else c.BoostQuery(query, float(weight))
+
+        return self._cached(("term", token, weight), build)
 
     def _bag(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
         """OR of all tokens, weights summed per token (pyserini's bag of words)."""
@@ -181,13 +205,17 @@ class Searcher:
                 weights[token] += weight
         if len(weights) == 1:
             return self._term_query(*next(iter(weights.items())))
-        top = max(weights.values())
-        builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
-        for token, weight in weights.items():
-            # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
-            builder.addTerm(c.Term(CONTENTS_FIELD, token), float(weight / top))
-        synonym = builder.build()
-        return synonym if top == 1.0 else c.BoostQuery(synonym, float(top))
+
+        def build() -> Any:
+            top = max(weights.values())
+            builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
+            for token, weight in weights.items():
+                # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
+                builder.addTerm(c.Term(CONTENTS_FIELD, token), float(weight / top))
+            synonym = builder.build()
+            return synonym if top == 1.0 else c.BoostQuery(synonym, float(top))
+
+        return self._cached(("syn", *weights.items()), build)
 
     def _boolean(self, clauses: Sequence[Any], occur: Any) -> Any:
         builder = self._classes.BooleanQueryBuilder()
@@ -294,6 +322,25 @@ class _LuceneClasses:
         self.ScoredDocs = load("io.anserini.search.ScoredDocs")
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off for the duration of a batch search.
+
+    A run of 1,055 topics × 100 hits allocates some 200,000 hit and row objects, none of
+    them in a reference cycle (reference counting frees them); each allocation burst
+    triggers a collection that walks every live object, including the translated queries
+    and the cached Java proxies. Measured on the French man pages (1,055 topics, top 100),
+    the collector took 0.3 s of a 1.1 s structured search.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def plain_queries(topics: Iterable[Topic]) -> list[StructuredQuery]:
     """Each topic's query as a plain (untranslated) structured query."""
     return [StructuredQuery.plain(t.qid, t.query) for t in topics]
@@ -321,7 +368,7 @@ def search_to_run(
     started = time.perf_counter()
     rows: list[RunRow] = []
     empty: list[str] = []
-    with Searcher(index, k1=k1, b=b, threads=threads) as searcher:
+    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
         for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
             if not found:
                 empty.append(qid)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import Analyzer, analyzer_for, lucene_analyzer
+from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.index import SIDECAR, build_index, read_index_info
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery
@@ -123,6 +125,32 @@ def test_alternative_weights_are_boosts(fr_index: Path) -> None:
         plain = searcher.search(StructuredQuery("q", (term("copy", "copier"),)), 1, "or")
         doubled = searcher.search(StructuredQuery("q", (term("copy", ("copier", 2.0)),)), 1, "or")
     assert doubled[0].score == pytest.approx(2 * plain[0].score, rel=1e-5)
+
+
+def test_reused_sub_queries_keep_their_own_weights(fr_index: Path) -> None:
+    # The searcher builds each (pseudo-)term query once and reuses it: a later query with
+    # the same alternatives under other weights must not get the earlier one's weights.
+    even = StructuredQuery("q", (term("remove", "supprimer", "effacer"),))
+    uneven = StructuredQuery("q", (term("remove", ("supprimer", 1.0), ("effacer", 0.25)),))
+    with Searcher(fr_index) as searcher:
+        first = searcher.search(even, 5, "syn")
+        other = searcher.search(uneven, 5, "syn")
+        again = searcher.search(even, 5, "syn")
+    with Searcher(fr_index) as fresh:
+        alone = fresh.search(uneven, 5, "syn")
+    assert first == again
+    assert other == alone
+    assert other[0].score != first[0].score
+
+
+def test_batch_search_restores_the_garbage_collector(fr_index: Path, tmp_path: Path) -> None:
+    queries = plain_queries(read_topics(TINY_FR / "topics.dev.tsv"))
+    assert gc.isenabled()
+    search_to_run(fr_index, queries, tmp_path / "run.trec", progress=False)
+    assert gc.isenabled()
+    with pytest.raises(UsageError):
+        search_to_run(fr_index, queries, tmp_path / "run.trec", progress=False, k1=-1.0)
+    assert gc.isenabled()
 
 
 def test_query_of_only_stop_words_retrieves_nothing(fr_index: Path, tmp_path: Path) -> None:
