@@ -379,7 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--refine", type=int, default=2, choices=range(6), metavar="0..5")
     e.add_argument("--test-fraction", type=float, default=0.2)
     e.add_argument("--workers", type=int, default=1, help="1 keeps training deterministic")
-    e.add_argument("--work-dir", type=Path)
+    e.add_argument("--work-dir", type=Path, help="keep the collected text here")
+    e.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="collect text and train both languages again, ignoring "
+        "$CLIR_DATA/cache/embeddings (the English side is otherwise trained once)",
+    )
     e.set_defaults(handler=cmd_embed_train)
 
     p = commands.add_parser(
@@ -784,6 +790,7 @@ def cmd_embed_train(args: argparse.Namespace) -> int:
         source_corpora=args.source_corpus,
         target_corpora=args.target_corpus,
         work_dir=args.work_dir,
+        use_cache=not args.no_cache,
         progress=not args.quiet,
     )
     print(format_report(report))

@@ -18,6 +18,7 @@ import pytest
 from clir_toolkit.errors import UsageError
 from clir_toolkit.translate.embed_train import (
     EmbedReport,
+    cached_text,
     format_report,
     report_path,
     seed_pairs,
@@ -72,6 +73,7 @@ def train(texts: tuple[Path, Path, Path], out: Path, **options: object) -> Embed
         window=2,
         test_fraction=0.3,
         refine=1,
+        use_cache=False,
         progress=False,
     )
     settings.update(options)
@@ -154,6 +156,55 @@ def test_a_language_without_a_default_dictionary_needs_one(tmp_path: Path) -> No
 def test_a_missing_text_file_is_named(texts: tuple[Path, Path, Path], tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="missing.txt"):
         train(texts, tmp_path / "x.vec", target_text=tmp_path / "missing.txt")
+
+
+def test_cached_vectors_give_the_same_file_and_english_is_trained_once(
+    texts: tuple[Path, Path, Path], trained: tuple[Path, EmbedReport], tmp_path: Path
+) -> None:
+    uncached, _ = trained
+    cache = tmp_path / "cache"
+    first = train(texts, tmp_path / "first.vec", use_cache=True, cache_dir=cache)
+    again = train(texts, tmp_path / "again.vec", use_cache=True, cache_dir=cache)
+    assert first.reused_vectors == [] and again.reused_vectors == ["en", "xx"]
+    assert "reused from the cache" in format_report(again)
+    for out in ("first.vec", "again.vec"):
+        assert (tmp_path / out).read_bytes() == uncached.read_bytes()
+    # Another target text: only the English side is reused.
+    english, _, dictionary = texts
+    other = markov_text(tmp_path / "yy.txt", "x", sample_seed=3)
+    third = train((english, other, dictionary), tmp_path / "third.vec", use_cache=True,
+                  cache_dir=cache)
+    assert third.reused_vectors == ["en"]
+    # Other settings are other entries.
+    wider = train(texts, tmp_path / "wider.vec", use_cache=True, cache_dir=cache, dim=24)
+    assert wider.reused_vectors == []
+
+
+def test_a_damaged_cache_entry_is_trained_again(
+    texts: tuple[Path, Path, Path], trained: tuple[Path, EmbedReport], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    train(texts, tmp_path / "first.vec", use_cache=True, cache_dir=cache)
+    entries = sorted(cache.glob("skipgram-*.npz"))
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(b"not a numpy archive")
+    report = train(texts, tmp_path / "again.vec", use_cache=True, cache_dir=cache)
+    assert report.reused_vectors == []
+    assert (tmp_path / "again.vec").read_bytes() == trained[0].read_bytes()
+
+
+def test_collected_text_is_cached_until_a_source_changes(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "contents": "Une ligne de texte"}\n', encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = cached_text("xx", [corpus], None, cache)
+    assert first.read_text(encoding="utf-8") == "Une ligne de texte\n"
+    assert cached_text("xx", [corpus], None, cache) == first
+    corpus.write_text('{"id": "a", "contents": "Deux lignes\\nde texte"}\n', encoding="utf-8")
+    changed = cached_text("xx", [corpus], None, cache)
+    assert changed != first and not first.exists()  # the superseded entry is removed
+    assert changed.read_text(encoding="utf-8") == "Deux lignes\nde texte\n"
 
 
 def test_the_split_is_by_english_word_and_stable() -> None:

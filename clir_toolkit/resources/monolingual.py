@@ -33,11 +33,21 @@ from clir_toolkit.resources.parallel import (
     locale_name,
 )
 
-__all__ = ["catalog_lines", "collect_monolingual", "corpus_lines", "manpage_lines"]
+__all__ = [
+    "catalog_lines",
+    "collect_monolingual",
+    "corpus_lines",
+    "manpage_lines",
+    "manpage_paths",
+    "monolingual_sources",
+]
 
 
-def _all_catalog_paths(locale_root: Path) -> list[Path]:
-    return sorted(locale_root.glob("*/LC_MESSAGES/*.mo"))
+def _catalogs_of(lang: str, locale_root: Path) -> list[Path]:
+    """``lang``'s catalogs; for ``en``, every catalog (their English side is the text)."""
+    if locale_name(lang).lower() == "en":
+        return sorted(Path(locale_root).glob("*/LC_MESSAGES/*.mo"))
+    return catalog_paths(lang, locale_root)
 
 
 def catalog_lines(lang: str, locale_root: Path = LOCALE_ROOT) -> Iterator[str]:
@@ -47,7 +57,7 @@ def catalog_lines(lang: str, locale_root: Path = LOCALE_ROOT) -> Iterator[str]:
     message is English text).
     """
     english = locale_name(lang).lower() == "en"
-    paths = _all_catalog_paths(locale_root) if english else catalog_paths(lang, locale_root)
+    paths = _catalogs_of(lang, locale_root)
     if not paths:
         raise ResourceError(f"no gettext catalogs under {locale_root}")
     unreadable: list[str] = []
@@ -65,20 +75,44 @@ def corpus_lines(corpus: Path) -> Iterator[str]:
         yield from doc.contents.splitlines()
 
 
-def manpage_lines(lang: str, man_root: Path = Path("/usr/share/man")) -> Iterator[str]:
-    """Text lines of every installed man page of ``lang`` (``en``: the untranslated pages)."""
+def manpage_paths(lang: str, man_root: Path = Path("/usr/share/man")) -> list[Path]:
+    """The installed man page files of ``lang`` (``en``: the untranslated pages), sorted."""
     from clir_toolkit.collection.manpages import LANGUAGES
-    from clir_toolkit.collection.troff import read_man_page
 
     if lang == "en":
         root = man_root
     elif lang in LANGUAGES:
         root = man_root / LANGUAGES[lang].directory
     else:
-        return
-    for path in sorted(root.glob("man[1-8]*/*")):
-        if not path.is_file() or path.is_symlink():
-            continue
+        return []
+    return [
+        path
+        for path in sorted(root.glob("man[1-8]*/*"))
+        if path.is_file() and not path.is_symlink()
+    ]
+
+
+def monolingual_sources(
+    lang: str,
+    corpora: Sequence[Path] = (),
+    locale_root: Path = LOCALE_ROOT,
+    man_root: Path | None = None,
+) -> list[Path]:
+    """Every file :func:`collect_monolingual` reads for ``lang``, so that a cache of its
+    output can tell when one of them changed."""
+    try:
+        catalogs = _catalogs_of(lang, locale_root)
+    except ResourceError:
+        catalogs = []
+    man_pages = manpage_paths(lang, Path(man_root)) if man_root is not None else []
+    return [*catalogs, *map(Path, corpora), *man_pages]
+
+
+def manpage_lines(lang: str, man_root: Path = Path("/usr/share/man")) -> Iterator[str]:
+    """Text lines of every installed man page of ``lang`` (``en``: the untranslated pages)."""
+    from clir_toolkit.collection.troff import read_man_page
+
+    for path in manpage_paths(lang, man_root):
         try:
             page = read_man_page(path)
         except (OSError, ValueError):

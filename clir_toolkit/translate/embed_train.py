@@ -36,6 +36,7 @@ workers train faster but give slightly different vectors each time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -340,6 +341,8 @@ class EmbedReport:
     precision: dict[str, dict[int, float]]
     #: Wall-clock seconds per stage.
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Languages whose skip-gram vectors came from the cache (:func:`cached_word2vec`).
+    reused_vectors: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, indent=2) + "\n"
@@ -368,6 +371,11 @@ def format_report(report: EmbedReport) -> str:
     for method, by_k in report.precision.items():
         scores = "  ".join(f"P@{k} {100 * p:5.1f}" for k, p in by_k.items())
         lines.append(f"{method.upper():<5} {scores}   on {report.test_words:,} held-out words")
+    if report.reused_vectors:
+        lines.append(
+            f"vectors reused from the cache for: {', '.join(report.reused_vectors)} "
+            "(same text and settings)"
+        )
     lines.append(
         "seconds: " + ", ".join(f"{stage} {value:.1f}" for stage, value in report.seconds.items())
     )
@@ -390,6 +398,86 @@ def _collect(lang: str, out: Path, corpora: Sequence[Path], man_root: Path | Non
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# Caches: the English side is the same for every target language
+# ---------------------------------------------------------------------------------------------
+
+#: Changes whenever collecting text or training skip-gram changes, so that older cache
+#: entries are not used.
+CACHE_VERSION = 1
+
+
+def default_cache_dir() -> Path:
+    """``$CLIR_DATA/cache/embeddings``: collected text and monolingual skip-gram vectors."""
+    from clir_toolkit.resources import data_dir
+
+    return data_dir() / "cache" / "embeddings"
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def cached_text(
+    lang: str, corpora: Sequence[Path], man_root: Path | None, cache_dir: Path
+) -> Path:
+    """The collected ``lang`` text, from ``cache_dir`` while none of its sources changed.
+
+    English text (every catalog's English side and every English man page: some 650,000
+    lines, 20 s to collect) is the same whichever language it is aligned with; this cache
+    collects it once. An entry is named by a digest of the path, size and modification time
+    of every source file (:func:`monolingual_sources`); a superseded entry is removed.
+    """
+    from clir_toolkit.resources.monolingual import monolingual_sources
+
+    sources = monolingual_sources(lang, corpora, man_root=man_root)
+    stats = [(str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in sources]
+    cached = cache_dir / f"text-{lang}-{_digest(CACHE_VERSION, lang, stats)}.txt"
+    if cached.is_file():
+        return cached
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    _collect(lang, cached, corpora, man_root)
+    for old in cache_dir.glob(f"text-{lang}-*.txt"):
+        if old != cached:
+            old.unlink(missing_ok=True)
+    return cached
+
+
+def cached_word2vec(
+    tokens_file: Path, lang: str, cache_dir: Path | None, **settings: Any
+) -> tuple[list[str], Any, bool]:
+    """:func:`train_word2vec` on ``tokens_file``, or its earlier result: ``(words, vectors,
+    reused)``.
+
+    Skip-gram with one worker is deterministic, so vectors trained on the same tokens with
+    the same settings (and gensim version) can be reused exactly: training English once
+    instead of once per target language saves over two minutes per language at 100
+    dimensions. Entries are named by a digest of the tokens, the settings and gensim's
+    version; a damaged entry is trained again.
+    """
+    import gensim
+    import numpy as np
+
+    from clir_toolkit.files import sha256_file
+
+    if cache_dir is None:
+        return (*train_word2vec(tokens_file, **settings), False)
+    public = {k: v for k, v in settings.items() if k != "progress"}
+    key = _digest(CACHE_VERSION, sha256_file(tokens_file), public, gensim.__version__)
+    cached = cache_dir / f"skipgram-{lang}-{key}.npz"
+    try:
+        with np.load(cached, allow_pickle=False) as saved:
+            return [str(w) for w in saved["words"]], saved["vectors"], True
+    except (OSError, ValueError, KeyError):  # not trained yet, or a damaged entry
+        pass
+    words, vectors = train_word2vec(tokens_file, **settings)
+    with contextlib.suppress(OSError):
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with atomic_write(cached, "wb", encoding=None) as handle:
+            np.savez(handle, words=np.array(words, dtype=str), vectors=vectors)
+    return words, vectors, False
+
+
 def train_bilingual_embeddings(
     lang: str,
     out: Path,
@@ -409,6 +497,8 @@ def train_bilingual_embeddings(
     target_corpora: Sequence[Path] = (),
     work_dir: Path | None = None,
     man_root: Path | None = MAN_ROOT,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
     progress: bool = True,
 ) -> EmbedReport:
     """Train English–``lang`` word vectors in one space and write them to ``out`` (``.vec``).
@@ -425,6 +515,11 @@ def train_bilingual_embeddings(
     translations) and two refinement steps (MUSE's refinement, without the seed pairs).
     ``out`` and ``out.json``-beside-it are written atomically; the same inputs and ``seed``
     give a byte-identical ``out`` when ``workers=1``.
+
+    Collected text and monolingual vectors are cached in ``cache_dir`` (default
+    :func:`default_cache_dir`; ``use_cache=False`` turns the cache off): the English side
+    is then collected and trained once for all target languages. The report lists the
+    languages whose vectors came from the cache.
     """
     import numpy as np
 
@@ -475,19 +570,22 @@ def train_bilingual_embeddings(
             SOURCE_LANGUAGE: (source_text, source_corpora),
             code: (target_text, target_corpora),
         }
+        cache = (cache_dir or default_cache_dir()) if use_cache else None
         texts: dict[str, Path] = {}
         for side_lang, (given, corpora) in sides.items():
-            texts[side_lang] = (
-                Path(given)
-                if given is not None
-                else _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
-            )
+            if given is not None:
+                texts[side_lang] = Path(given)
+            elif cache is not None and work_dir is None:
+                texts[side_lang] = cached_text(side_lang, corpora, man_root, cache)
+            else:
+                texts[side_lang] = _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
         lap("collect")
 
         tokenizers = {side_lang: tokenizer_for(side_lang) for side_lang in sides}
         corpus: dict[str, dict[str, int]] = {}
         vocabularies: dict[str, list[str]] = {}
         vectors: dict[str, Any] = {}
+        reused_vectors: list[str] = []
         for offset, side_lang in enumerate(sides):
             tokens_file = scratch / f"{side_lang}.tokens"
             stats = tokenise_file(
@@ -495,8 +593,10 @@ def train_bilingual_embeddings(
             )
             corpus[side_lang] = {"lines": stats.lines, "tokens": stats.tokens}
             lap(f"tokenise {side_lang}")
-            vocabularies[side_lang], vectors[side_lang] = train_word2vec(
+            vocabularies[side_lang], vectors[side_lang], reused = cached_word2vec(
                 tokens_file,
+                side_lang,
+                cache,
                 dim=dim,
                 epochs=epochs,
                 min_count=min_count,
@@ -508,6 +608,8 @@ def train_bilingual_embeddings(
                 workers=workers,
                 progress=progress,
             )
+            if reused:
+                reused_vectors.append(side_lang)
             lap(f"skip-gram {side_lang}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -567,6 +669,7 @@ def train_bilingual_embeddings(
         test_words=scores.words,
         precision=scores.precision,
         seconds=seconds,
+        reused_vectors=reused_vectors,
     )
     with atomic_write(report_path(out)) as handle:
         handle.write(report.to_json())
