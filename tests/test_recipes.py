@@ -9,7 +9,13 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.formats import read_run
-from clir_toolkit.recipes import Workspace, grid, load_recipe, run_recipes
+from clir_toolkit.recipes import (
+    Workspace,
+    grid,
+    load_recipe,
+    run_recipes,
+    source_fingerprint,
+)
 from tests.conftest import TINY_FR
 
 
@@ -71,5 +77,26 @@ def test_recipes_write_runs_and_results(tmp_path: Path) -> None:
     assert "| manpages-en-fr | reference | human |" in text  # the human queries win
     chosen = text.split("| en (baseline) |")[1].splitlines()[0]
     assert "fr: b=" in chosen and "k1=" in chosen
-    run = read_run(workspace.run(load_recipe(recipes / "human.toml"), "fr", "test"))
-    assert {r.tag for r in run} == {"human"}
+    human_run = workspace.run(load_recipe(recipes / "human.toml"), "fr", "test")
+    assert {r.tag for r in read_run(human_run)} == {"human"}
+
+    # Unchanged recipes are not run again; an edited one is.
+    made = {run: run.stat().st_mtime_ns for run in workspace.runs.rglob("*.trec")}
+    run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    assert {run: run.stat().st_mtime_ns for run in workspace.runs.rglob("*.trec")} == made
+    with open(recipes / "human.toml", "a", encoding="utf-8") as handle:
+        handle.write('title = "human queries"\n')
+    run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    assert human_run.stat().st_mtime_ns != made[human_run]
+
+
+def test_a_change_to_the_code_changes_the_run_stamp(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    before = source_fingerprint(package)
+    assert source_fingerprint(package) == before
+    (package / "sub" / "b.py").write_text("y = 3\n")
+    assert source_fingerprint(package) != before
+    assert len(source_fingerprint()) == 64  # the installed toolkit's own code
