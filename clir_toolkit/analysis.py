@@ -183,3 +183,11 @@ class Analyzer:
         if len(self._cache) < self.CACHE_SIZE:
             self._cache[text] = tokens
         return list(tokens)
+
+
+@cache
+def shared_analyzer(spec: AnalyzerSpec) -> Analyzer:
+    """The process's one :class:`Analyzer` for ``spec``, whose remembered texts every searcher
+    of that language shares: ``clir run`` searches the same translated topics many times
+    (a tuning grid, then the dev and test runs), and each alternative is analysed once."""
+    return Analyzer(spec)

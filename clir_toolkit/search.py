@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from clir_toolkit import jvm
-from clir_toolkit.analysis import Analyzer
+from clir_toolkit.analysis import shared_analyzer
 from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import RunRow, Topic, write_run
 from clir_toolkit.index import read_index_info
-from clir_toolkit.query import StructuredQuery
+from clir_toolkit.query import QueryTerm, StructuredQuery
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -95,7 +95,7 @@ class Searcher:
         if k1 < 0 or not 0.0 <= b <= 1.0:
             raise UsageError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
         self.info = read_index_info(index)
-        self.analyzer = Analyzer(self.info.analyzer)
+        self.analyzer = shared_analyzer(self.info.analyzer)
         self._classes = _LuceneClasses()
         c = self._classes
         directory = c.FSDirectory.open(c.File(str(index)).toPath())
@@ -133,44 +133,60 @@ class Searcher:
         return int(self._reader.numDocs())
 
     # --- from a structured query to a Lucene query -------------------------------------
+    def analysed_term(self, term: QueryTerm) -> list[tuple[list[str], float]]:
+        """The alternatives of one term as (tokens, weight); empty alternatives dropped."""
+        alternatives = []
+        for alternative in term.alternatives:
+            tokens = self.analyzer.tokens(alternative.text)
+            if tokens and alternative.weight > 0:
+                alternatives.append((tokens, alternative.weight))
+        return alternatives
+
     def analysed(self, query: StructuredQuery) -> list[list[tuple[list[str], float]]]:
-        """For each term, its alternatives as (tokens, weight); empty alternatives dropped."""
-        terms = []
-        for term in query.terms:
-            alternatives = []
-            for alternative in term.alternatives:
-                tokens = self.analyzer.tokens(alternative.text)
-                if tokens and alternative.weight > 0:
-                    alternatives.append((tokens, alternative.weight))
-            if alternatives:
-                terms.append(alternatives)
-        return terms
+        """For each term, its alternatives as (tokens, weight); terms left empty dropped."""
+        return [alternatives for term in query.terms if (alternatives := self.analysed_term(term))]
 
     def lucene_query(self, query: StructuredQuery, structure: str = "or") -> Any | None:
         """The Lucene ``Query`` for ``query`` under ``structure``; None if nothing is left."""
-        terms = self.analysed(query)
-        if not terms:
-            return None
         if structure == "or":
-            return self._bag([alt for term in terms for alt in term])
-        if structure == "and":
-            return self._boolean([self._bag(term) for term in terms], self._classes.MUST)
-        if structure == "syn":
-            return self._boolean([self._synonyms(term) for term in terms], self._classes.SHOULD)
-        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+            terms = self.analysed(query)
+            return self._bag([alt for term in terms for alt in term]) if terms else None
+        if structure not in STRUCTURES:
+            raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+        clauses = [
+            clause for term in query.terms if (clause := self._term_clause(term, structure))
+        ]
+        if not clauses:
+            return None
+        c = self._classes
+        return self._boolean(clauses, c.MUST if structure == "and" else c.SHOULD)
+
+    def _term_clause(self, term: QueryTerm, structure: str) -> Any | None:
+        """One term's clause: the bag of its alternatives (``and``) or its pseudo-term
+        (``syn``); None when analysis leaves nothing. A translated source word has the same
+        alternatives in every topic, so the clause is built once per term (:meth:`_cached`).
+        """
+
+        def build() -> Any | None:
+            alternatives = self.analysed_term(term)
+            if not alternatives:
+                return None
+            return self._bag(alternatives) if structure == "and" else self._synonyms(alternatives)
+
+        return self._cached((structure, term), build)
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-        """The Lucene query for ``key``, built once.
+        """The Lucene query for ``key`` (None: nothing to search), built once.
 
         Lucene queries are immutable, and translated queries repeat the same sub-queries
         (a source word has the same alternatives in every topic), so each is built through
         pyjnius only once; measured on 1,055 French topics this halves query construction.
         """
-        query = self._query_cache.get(key)
-        if query is None:
-            query = build()
-            if len(self._query_cache) < self.QUERY_CACHE_SIZE:
-                self._query_cache[key] = query
+        if key in self._query_cache:
+            return self._query_cache[key]
+        query = build()
+        if len(self._query_cache) < self.QUERY_CACHE_SIZE:
+            self._query_cache[key] = query
         return query
 
     def _term_query(self, token: str, weight: float) -> Any:
