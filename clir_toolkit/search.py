@@ -20,6 +20,8 @@ source terms and ``a`` the analysed alternatives of a term (weights as boosts):
     longer dominate the score. Terms are OR'ed. A multi-word alternative (a phrase
     translation) adds each of its words to the pseudo-term.
 
+Lucene queries are immutable, so a searcher builds each term's clause once and reuses it
+in every topic that has the same term (translated topics repeat the same source words).
 Each query runs on its own (``IndexSearcher.search``): the Java heap holds one result
 list at a time, whatever the number of topics. Hits are sorted by score, ties broken by
 docid in descending order, as trec_eval sorts (pyserini lists tied documents in ascending
@@ -231,7 +233,7 @@ class Searcher:
             synonym = builder.build()
             return synonym if top == 1.0 else c.BoostQuery(synonym, float(top))
 
-        return self._cached(("syn", *weights.items()), build)
+        return self._cached(("pseudo-term", *weights.items()), build)
 
     def _boolean(self, clauses: Sequence[Any], occur: Any) -> Any:
         builder = self._classes.BooleanQueryBuilder()
