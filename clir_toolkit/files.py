@@ -12,7 +12,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -85,3 +85,13 @@ def sha256_file(path: str | Path, chunk_size: int = 1 << 20) -> str:
         for chunk in iter(lambda: handle.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def file_stamps(paths: Iterable[str | Path]) -> list[tuple[str, int, int]]:
+    """(path, size, modification time in ns) of each file: what a cache built from these
+    files records, to notice when one of them changed."""
+    stamps = []
+    for path in paths:
+        stat = Path(path).stat()
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return stamps

@@ -48,7 +48,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
-from clir_toolkit.files import atomic_write
+from clir_toolkit.files import atomic_write, file_stamps
 from clir_toolkit.formats import Topic, iter_lines
 from clir_toolkit.resources import data_dir
 
@@ -277,7 +277,7 @@ def _cached(
     skipped.
     """
     stamp = json.dumps(
-        [PARSER_VERSION, name, [(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in sources]]
+        [PARSER_VERSION, name, file_stamps(sources)]
     )
     cache = data_dir() / "cache" / f"{name.replace(':', '-')}.jsonl"
     try:

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import ResourceError, UsageError
-from clir_toolkit.files import atomic_write
+from clir_toolkit.files import atomic_write, file_stamps
 from clir_toolkit.translate.pipeline import DEFAULT_DICTIONARIES as PIPELINE_DICTIONARIES
 
 __all__ = [
@@ -431,8 +431,8 @@ def cached_text(
     from clir_toolkit.resources.monolingual import monolingual_sources
 
     sources = monolingual_sources(lang, corpora, man_root=man_root)
-    stats = [(str(path), path.stat().st_size, path.stat().st_mtime_ns) for path in sources]
-    cached = cache_dir / f"text-{lang}-{_digest(CACHE_VERSION, lang, stats)}.txt"
+    stamps = file_stamps(sources)
+    cached = cache_dir / f"text-{lang}-{_digest(CACHE_VERSION, lang, stamps)}.txt"
     if cached.is_file():
         return cached
     cache_dir.mkdir(parents=True, exist_ok=True)
