@@ -207,6 +207,34 @@ def test_collected_text_is_cached_until_a_source_changes(tmp_path: Path) -> None
     assert changed.read_text(encoding="utf-8") == "Deux lignes\nde texte\n"
 
 
+def test_a_cache_that_cannot_be_written_is_skipped(
+    texts: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    english, other, dictionary = texts
+    corpus = tmp_path / "xx.jsonl"  # the "xx" side is collected from a corpus, then cached
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": str(i), "contents": line}) + "\n"
+            for i, line in enumerate(other.read_text(encoding="utf-8").splitlines())
+        ),
+        encoding="utf-8",
+    )
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be\n")
+    out = tmp_path / "blocked.vec"
+    report = train(
+        (english, other, dictionary),
+        out,
+        target_text=None,
+        target_corpora=[corpus],
+        man_root=None,
+        use_cache=True,
+        cache_dir=blocked,
+    )
+    assert report.reused_vectors == [] and report.vocabulary["xx"] == WORDS
+    assert out.is_file() and not any(tmp_path.glob("**/text-xx-*.txt"))
+
+
 def test_the_split_is_by_english_word_and_stable() -> None:
     pairs = [(f"word{i}", f"mot{i}{suffix}") for i in range(200) for suffix in "ab"]
     train_pairs, test_pairs = split_pairs(pairs, 0.25)

@@ -575,10 +575,14 @@ def train_bilingual_embeddings(
         for side_lang, (given, corpora) in sides.items():
             if given is not None:
                 texts[side_lang] = Path(given)
-            elif cache is not None and work_dir is None:
-                texts[side_lang] = cached_text(side_lang, corpora, man_root, cache)
-            else:
-                texts[side_lang] = _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
+                continue
+            if cache is not None and work_dir is None:
+                try:
+                    texts[side_lang] = cached_text(side_lang, corpora, man_root, cache)
+                    continue
+                except OSError:  # a cache directory that cannot be written is skipped
+                    pass
+            texts[side_lang] = _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
         lap("collect")
 
         tokenizers = {side_lang: tokenizer_for(side_lang) for side_lang in sides}
