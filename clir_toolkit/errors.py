@@ -34,3 +34,20 @@ class ResourceError(ClirError):
 
 class UsageError(ClirError):
     """Options that do not fit together; the command line exits with status 2."""
+
+
+class OutputError(ClirError, OSError):
+    """An output cannot be written (permissions, full disk, a path that is not ours).
+
+    Also an :class:`OSError`, so that code which treats a failed write as a skipped cache
+    (``except OSError``) keeps doing so."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or another terminating signal) turned into an exception, so that temporary
+    files are removed on the way out as they are for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+

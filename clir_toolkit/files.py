@@ -1,13 +1,34 @@
 """Writing files so that nothing is lost and nothing is half-written.
 
-Every output of the toolkit goes through :func:`atomic_write` (or :func:`atomic_directory`):
-the content is written to a temporary sibling and renamed into place only when complete,
-so an interrupted or failed command leaves the destination exactly as it was.
+Every output of the toolkit goes through :func:`atomic_write` (one file) or
+:func:`atomic_directory` (a directory such as an index or a collection). Both write into a
+temporary sibling and rename it into place only when it is complete, so an interrupted or
+failed command leaves the destination exactly as it was. The guarantees, and their limits:
+
+* **Only our own outputs are replaced.** A directory is replaced only if it is empty or
+  holds the marker file of the kind of output being written (``clir-index.json`` for an
+  index, ``manifest.json`` for a collection); anything else is refused before anything is
+  touched (:func:`check_replaceable`).
+* **One writer at a time.** A directory's writer holds an exclusive lock on the sibling
+  ``.NAME.lock`` (``fcntl.flock``, released by the kernel if the process dies); a second
+  writer is refused with the first one's process id.
+* **Safe at every instant.** Replacing a directory takes two renames
+  (``NAME → .NAME.old``, ``.NAME.*.tmp → NAME``). A crash between them leaves the old
+  directory as ``.NAME.old``; the next writer or reader of ``NAME`` renames it back
+  (:func:`recover_directory`). Temporary ``.NAME.*.tmp`` leftovers of a killed process are
+  removed by the next writer, under the lock.
+* **Signals.** SIGINT and SIGTERM become Python exceptions in the command line, so the
+  temporaries are removed on the way out. ``kill -9`` cannot be cleaned up after at once:
+  its leftovers are what the next writer removes.
+* **OS errors are one line.** An unwritable, full or read-only destination raises
+  :class:`~clir_toolkit.errors.OutputError` naming the path and the fix.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import shutil
@@ -15,6 +36,53 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
+
+from clir_toolkit.errors import ClirError, OutputError
+
+#: What to do about an OS error on an output, by errno.
+_OS_ERROR_FIXES = {
+    errno.EACCES: "check the permissions of the directory, or choose another path",
+    errno.EPERM: "check the permissions of the directory, or choose another path",
+    errno.EROFS: "the file system is read-only; choose another path",
+    errno.ENOSPC: "no space left on the device; free some space or choose another path",
+    errno.EDQUOT: "disk quota exceeded; free some space or choose another path",
+    errno.EISDIR: "it is a directory; give a file name",
+    errno.ENOTDIR: "a parent of the path is a file, not a directory; choose another path",
+    errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
+    errno.EEXIST: "choose another path",
+}
+
+
+#: Errors of a write that mean the destination's device is full, whoever wrote.
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+@contextlib.contextmanager
+def _full_device_names(path: str | Path) -> Iterator[None]:
+    """Inside the block, a write that fails because the device is full is reported as
+    ``path`` not being writable (the block writes temporaries on ``path``'s device)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _FULL:
+            raise output_error(path, exc) from None
+        raise
+
+
+def describe_os_error(exc: OSError) -> str:
+    """What went wrong and how to fix it, e.g. ``Permission denied (check the ...)``."""
+    reason = exc.strerror or type(exc).__name__
+    return f"{reason} ({_OS_ERROR_FIXES.get(exc.errno or 0, 'choose another path')})"
+
+
+def output_error(path: str | Path, exc: OSError) -> OutputError:
+    """The one-line error for an OS error met while writing ``path``."""
+    return OutputError(f"{path}: cannot write: {describe_os_error(exc)}")
+
+
+def absolute(path: str | Path) -> Path:
+    """``path`` made absolute without resolving symbolic links (``.`` gets its real name)."""
+    return Path(os.path.abspath(path))
 
 
 def _umask() -> int:
@@ -28,54 +96,229 @@ def _publish_mode(path: Path, mode: int) -> None:
     os.chmod(path, mode & ~_umask())
 
 
+def _check_parent(target: Path) -> None:
+    """Create the parent directories of ``target``, or say in one line why not."""
+    not_a_directory = OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a parent is a file
+        raise output_error(target, not_a_directory) from None
+    except OSError as exc:
+        raise output_error(target, exc) from None
+    if not target.parent.is_dir():
+        raise output_error(target, not_a_directory)
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; rename it onto ``path`` if the block succeeds.
 
-    On an exception the temporary file is removed and ``path`` is untouched.
+    On an exception (or a signal turned into one) the temporary file is removed and ``path``
+    is untouched. OS errors of the temporary file and of the rename raise
+    :class:`~clir_toolkit.errors.OutputError`; errors raised by the block pass unchanged.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    target = absolute(path)
+    _check_parent(target)
+    if target.is_dir():
+        raise output_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as exc:
+        raise output_error(path, exc) from None
     try:
         handle: IO
         if "b" in mode:
             handle = os.fdopen(fd, mode)
         else:
             handle = os.fdopen(fd, mode, encoding=encoding, newline="\n")
-        with handle:
+        with _full_device_names(path), handle:  # the final flush may find the device full
             yield handle
-        _publish_mode(Path(tmp_name), 0o666)  # mkstemp creates files readable by owner only
-        os.replace(tmp_name, target)
+        try:
+            _publish_mode(Path(tmp_name), 0o666)  # mkstemp makes files readable by owner only
+            os.replace(tmp_name, target)
+        except OSError as exc:
+            raise output_error(path, exc) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
 
 
+# --- directories ------------------------------------------------------------------------------
+
+
+def _old(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def _lock_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.lock")
+
+
+def _temporaries(target: Path) -> list[Path]:
+    """Temporary siblings of ``target`` made by :func:`atomic_directory`, :func:`scratch`
+    or :func:`atomic_write`."""
+    with contextlib.suppress(FileNotFoundError):
+        return sorted(target.parent.glob(f".{target.name}.*.tmp"))
+    return []
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def check_replaceable(path: str | Path, marker: str, what: str) -> None:
+    """Refuse, in one line, to replace ``path`` unless it is missing, an empty directory or
+    a directory holding ``marker`` (our own output of that kind). Nothing is touched."""
+    target = absolute(path)
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink() or not target.is_dir():
+        kind = "a symbolic link" if target.is_symlink() else "a file"
+        raise OutputError(
+            f"{path}: exists and is {kind}, not {what}; nothing was changed "
+            "(choose another path, or remove it yourself)"
+        )
+    if (target / marker).is_file() or not any(target.iterdir()):
+        return
+    if target == absolute(".") or target in absolute(".").parents:
+        where = "the current directory or one of its parents"
+    else:
+        where = f"a directory that is not {what} (it has no {marker})"
+    raise OutputError(
+        f"{path}: is {where}; nothing was changed "
+        f"(choose a new path for {what}, or remove this one yourself)"
+    )
+
+
 @contextlib.contextmanager
-def atomic_directory(path: str | Path) -> Iterator[Path]:
+def directory_lock(path: str | Path) -> Iterator[None]:
+    """Hold the exclusive lock of directory ``path`` (file ``.NAME.lock`` beside it).
+
+    A second process asking for the same lock is refused at once with the holder's process
+    id. The lock file is removed on release; a process that dies loses its lock by itself.
+    """
+    target = absolute(path)
+    lock = _lock_path(target)
+    _check_parent(target)
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise output_error(path, exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise ClirError(
+                f"{path}: another clir process (pid {holder}) is writing it; "
+                "wait for it to finish, or stop it"
+            ) from None
+        # The holder before us may have unlinked the file after we opened it: then our lock
+        # is on a file nobody else sees, and we must take the lock on the new file instead.
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        with contextlib.suppress(OSError):  # the holder's pid is for messages only
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def recover_directory(path: str | Path, *, locked: bool = False) -> None:
+    """Finish or undo a replacement of directory ``path`` that a crash interrupted.
+
+    ``path`` missing and ``.NAME.old`` present: the crash came between the two renames, so
+    the old directory is put back. Both present: the new one was in place, so the old one is
+    removed. Stale temporaries are removed too, under the lock. Unless ``locked``, the
+    directory's lock is taken for the repair; a reader that finds nothing to repair takes
+    no lock.
+    """
+    target = absolute(path)
+    old = _old(target)
+    if not old.exists() and not (locked and _temporaries(target)):
+        return
+    with contextlib.ExitStack() as stack:
+        if not locked:
+            stack.enter_context(directory_lock(target))
+        if old.exists():
+            if target.exists():
+                _remove(old)
+            else:
+                os.replace(old, target)
+        for leftover in _temporaries(target):  # under the lock: no writer is using them
+            _remove(leftover)
+
+
+@contextlib.contextmanager
+def scratch(path: str | Path) -> Iterator[Path]:
+    """A temporary working directory beside ``path`` (``.NAME.*.tmp``), removed on exit.
+
+    Beside the destination rather than in the system's temporary directory: it lives on the
+    destination's file system, and the next writer of ``path`` removes it if a killed
+    process left it behind.
+    """
+    target = absolute(path)
+    _check_parent(target)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    try:
+        with _full_device_names(path):
+            yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | Path, *, marker: str, what: str) -> Iterator[Path]:
     """Yield an empty temporary directory; it replaces ``path`` if the block succeeds.
 
-    A previous ``path`` is removed only after the new one is complete.
+    ``marker`` is the file that identifies our own output of this kind (``what``, for
+    messages): ``path`` is replaced only if it is missing, empty or holds ``marker`` — see
+    :func:`check_replaceable`. The directory's lock is held throughout, an interrupted
+    earlier replacement is recovered first, and a previous ``path`` is removed only after
+    the new one is in place.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        _publish_mode(tmp, 0o777)  # mkdtemp creates directories for the owner only
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    target = absolute(path)
+    check_replaceable(path, marker, what)
+    with directory_lock(target):
+        recover_directory(target, locked=True)
+        check_replaceable(path, marker, what)  # the recovery may have put an old one back
+        with scratch(target) as tmp:
+            yield tmp
+            try:
+                _publish_mode(tmp, 0o777)  # mkdtemp creates directories for the owner only
+                if target.exists():
+                    old = _old(target)
+                    os.replace(target, old)
+                    try:
+                        os.replace(tmp, target)
+                    except OSError:
+                        os.replace(old, target)  # put the old one back at once
+                        raise
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    os.replace(tmp, target)
+            except OSError as exc:
+                raise output_error(path, exc) from None
 
 
 def sha256_file(path: str | Path, chunk_size: int = 1 << 20) -> str:

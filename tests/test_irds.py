@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection.irds import FAMILIES, build_irds_collection, hashed_split, resolve
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import OutputError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import iter_corpus, read_qrels, read_topics
 from tests.conftest import FIXTURES, assert_one_line_error, run_clir
@@ -536,7 +536,7 @@ def test_refuses_to_replace_a_directory_that_is_not_a_collection(tmp_path: Path)
     out = tmp_path / "data"
     out.mkdir()
     (out / "thesis.tex").write_text("precious", encoding="utf-8")
-    with pytest.raises(UsageError, match="not a collection directory"):
+    with pytest.raises(OutputError, match="not a collection directory"):
         build_irds_collection("hc4/zh", out)
     assert (out / "thesis.tex").read_text(encoding="utf-8") == "precious"
 

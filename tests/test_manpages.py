@@ -26,7 +26,7 @@ from clir_toolkit.collection.manpages import (
     split_of,
 )
 from clir_toolkit.collection.troff import ManPage, Section
-from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.errors import OutputError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import Qrel, iter_corpus, read_qrels
 from tests.conftest import assert_one_line_error, run_clir
@@ -228,13 +228,23 @@ def test_rebuild_is_byte_identical_and_replaces_the_directory(
     man_root: Path, tmp_path: Path
 ) -> None:
     first = build(man_root, tmp_path / "first")
-    second = tmp_path / "second"
-    second.mkdir()
+    second = build(man_root, tmp_path / "second")
     (second / "stale.txt").write_text("from an older build")
     build(man_root, second)
     assert sorted(p.name for p in second.iterdir()) == sorted(FILES)
     for name in FILES:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_refuses_to_replace_a_directory_that_is_not_a_collection(
+    man_root: Path, tmp_path: Path
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    with pytest.raises(OutputError, match="not a collection directory"):
+        build(man_root, mine)
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
 
 
 def test_format_summary(man_root: Path, tmp_path: Path) -> None:

@@ -72,8 +72,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from clir_toolkit.collection import MANIFEST
 from clir_toolkit.errors import ClirError, FormatError, ResourceError, UsageError
-from clir_toolkit.files import atomic_directory, sha256_file
+from clir_toolkit.files import atomic_directory, check_replaceable, sha256_file
 from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv
 
 __all__ = [
@@ -535,14 +536,14 @@ def build_irds_collection(
     if limit_docs is not None and limit_docs < 1:
         raise UsageError(f"--limit-docs must be a positive number of documents, not {limit_docs}")
     out = Path(out)
-    _check_destination(out)
+    check_replaceable(out, MANIFEST, "a collection directory")
     irds = _import_ir_datasets()
     reader = _Reader(irds, plan)
     offline = contextlib.nullcontext() if download else _downloads_refused(irds)
     with offline, _quiet_ir_datasets():
         judged = _read_topics_and_qrels(reader, plan)
         splits = judged.splits
-        with atomic_directory(out) as tmp:
+        with atomic_directory(out, marker=MANIFEST, what="a collection directory") as tmp:
             judged_docs = {qrel.docid for qrel in judged.qrels}
             documents, judged_found = _write_corpus(
                 reader, plan, tmp / "corpus.jsonl", judged_docs, progress, limit_docs
@@ -565,16 +566,6 @@ def build_irds_collection(
             )
             _write_manifest(tmp, plan, splits, summary)
     return summary
-
-
-def _check_destination(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out}: exists and is not a directory (choose another --out)")
-    if out.is_dir() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise UsageError(
-            f"{out}: exists, is not empty and is not a collection directory (no manifest.json); "
-            "choose another --out or remove it"
-        )
 
 
 @dataclass

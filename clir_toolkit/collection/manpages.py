@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from clir_toolkit.collection import MANIFEST
 from clir_toolkit.collection.troff import (
     SEE_ALSO_HEADINGS,
     ManPage,
@@ -630,7 +631,7 @@ def build_manpages_collection(
 
     name = collection_name(language.code, variant)
     out = Path(out)
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, marker=MANIFEST, what="a collection directory") as tmp:
         write_corpus_jsonl(tmp / "corpus.jsonl", docs)
         for split, split_queries in by_split.items():
             write_topics_tsv(

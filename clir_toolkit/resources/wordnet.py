@@ -143,7 +143,7 @@ def ensure_wordnet(data_dir: Path | None = None, source: Path = WORDNET_SOURCE) 
     if _is_complete(corpus, source):
         return root
     names = lexnames_from_manpage() or list(LEXNAMES)
-    with atomic_directory(corpus) as building:
+    with atomic_directory(corpus, marker="lexnames", what="a WordNet corpus for nltk") as building:
         for name in (*WORDNET_FILES, *_OPTIONAL_FILES):
             if (source / name).is_file():
                 shutil.copyfile(source / name, building / name)
