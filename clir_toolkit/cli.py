@@ -9,13 +9,15 @@ shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -30,7 +32,11 @@ def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("general options")
     group.add_argument("--quiet", action="store_true", help="no progress bars or notes on stderr")
-    group.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    group.add_argument(
+        "--debug",
+        action="store_true",
+        help="show tracebacks of errors, and Java's own log lines (Anserini writes them on stdout)",
+    )
     group.add_argument(
         "--java-heap",
         metavar="SIZE",
@@ -631,6 +637,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         threads=args.threads,
         store_raw=args.store_raw,
         verbose=not args.quiet,
+        java_logs=args.debug,
     )
     print(
         f"indexed {info.documents} documents ({info.language}, {info.analyzer_name}) "
@@ -948,28 +955,75 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # --- entry point ----------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def signals_as_exceptions() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`~clir_toolkit.errors.Interrupted` while a command
+    runs, as SIGINT raises KeyboardInterrupt: either way the exception unwinds through the
+    ``atomic_write``/``atomic_directory`` blocks, which remove their temporary files."""
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def error_line(exc: BaseException) -> tuple[str, int]:
+    """What ``clir`` prints for an error that ends a command, and the exit status.
+
+    The one error boundary of the command line: every failure is one line on stderr.
+    """
+    from clir_toolkit import jvm
+
+    if isinstance(exc, ClirError):
+        return f"clir: error: {exc}", 2 if isinstance(exc, UsageError) else 1
+    if isinstance(exc, Interrupted):
+        return "clir: interrupted", 128 + exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return "clir: interrupted", 130
+    if isinstance(exc, OSError) and exc.errno is not None:
+        from clir_toolkit.files import describe_os_error
+
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"clir: error: {where}{describe_os_error(exc)}", 1
+    if isinstance(exc, MemoryError):
+        return "clir: error: out of memory (try a smaller input or --java-heap)", 1
+    if jvm.is_java_exception(exc):
+        detail = jvm.java_error_text(exc).splitlines()[0]
+        return f"clir: error: Java: {detail} (run with --debug for the trace)", 1
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        f"clir: internal error: {type(exc).__name__}: {detail} "
+        "(run again with --debug for the traceback, and please report it)",
+        1,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "java_heap", None):
-            from clir_toolkit import jvm
+        with signals_as_exceptions():
+            if getattr(args, "java_heap", None):
+                from clir_toolkit import jvm
 
-            jvm.configure(args.java_heap)
-        return int(args.handler(args))
-    except ClirError as exc:
-        if args.debug:
-            raise
-        print(f"clir: error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
-    except KeyboardInterrupt:
-        print("clir: interrupted", file=sys.stderr)
-        return 130
+                jvm.configure(args.java_heap)
+            return int(args.handler(args))
     except BrokenPipeError:
         # `clir ... | head`: the reader left; say nothing more and let Python exit quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug and not isinstance(exc, KeyboardInterrupt):
+            raise
+        line, status = error_line(exc)
+        print(line, file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

@@ -3,35 +3,46 @@
 The index stores, for every document, its id, term positions and a document vector (the
 term-frequency vector Rocchio and RM3 feedback read back), but **not** its raw text by
 default: Anserini's searcher loads every hit's stored fields, and with raw text stored a
-batch of 1,053 queries ran the Java heap out of memory here (see RESOURCES.md). The
+batch of 1,053 queries ran the Java heap out of memory on a 2-core machine. The
 collection's ``corpus.jsonl`` remains the document store; ``store_raw=True`` keeps raw
 text in the index for users of pyserini's ``doc()``.
 
 Steps:
 
 1. Stream the corpus once, validating it (:func:`clir_toolkit.formats.iter_corpus`), and
-   write a normalised ``{"id", "contents"}`` copy into a scratch directory. Languages
+   write a normalised ``{"id", "contents"}`` copy into a scratch directory beside the
+   index (``.IDX.*.tmp``, removed on exit, or by the next build if killed). Languages
    that Lucene cannot analyse (Chinese with jieba, Swahili, Tagalog, ...) are tokenised
    here, in Python (:mod:`clir_toolkit.analysis`).
-2. Run ``IndexCollection`` on that directory, multi-threaded, into a temporary directory.
+2. Run ``IndexCollection`` on that directory, multi-threaded, into a temporary directory,
+   with a progress bar fed by its document counter (Anserini's log lines only on request).
 3. Write the sidecar ``clir-index.json`` (language, analyzer, collection fingerprint,
-   document count) and move the index into place: an interrupted build leaves no index.
+   document count) and move the index into place under the rules of
+   :func:`clir_toolkit.files.atomic_directory`: only an earlier index (or an empty or
+   missing directory) is ever replaced, one build at a time, and an interrupted build
+   leaves the previous index as it was.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 from clir_toolkit import __version__, jvm
 from clir_toolkit.analysis import AnalyzerSpec, analyzer_for, pretokenize
 from clir_toolkit.collection import Collection, open_collection
-from clir_toolkit.errors import ClirError, FormatError, ResourceError
-from clir_toolkit.files import atomic_directory, atomic_write
+from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError
+from clir_toolkit.files import (
+    absolute,
+    atomic_directory,
+    atomic_write,
+    check_replaceable,
+    recover_directory,
+    scratch,
+)
 from clir_toolkit.formats import iter_corpus
 
 SIDECAR = "clir-index.json"
@@ -57,13 +68,37 @@ class IndexInfo:
     def analyzer(self) -> AnalyzerSpec:
         kind = self.analyzer_kind
         if kind not in ("lucene", "jieba", "simple"):
-            raise ClirError(f"unknown analyzer kind '{kind}' in the index sidecar")
+            raise ClirError(
+                f"unknown analyzer kind '{kind}' in the index sidecar "
+                "(rebuild the index with: clir index --collection DIR --index IDX)"
+            )
         return AnalyzerSpec(self.language, kind, self.analyzer_name)  # type: ignore[arg-type]
 
 
+#: The JSON types each sidecar field admits, and their name for messages.
+_STRING, _INTEGER = ((str,), "a string"), ((int,), "an integer")
+_SIDECAR_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "language": _STRING,
+    "analyzer_kind": _STRING,
+    "analyzer_name": _STRING,
+    "documents": _INTEGER,
+    "collection": _STRING,
+    "collection_sha256": _STRING,
+    "store_raw": ((bool,), "true or false"),
+    "created_by": _STRING,
+    "seconds": ((int, float), "a number"),
+    "format": _INTEGER,
+}
+
+
 def read_index_info(index: str | Path) -> IndexInfo:
-    """The sidecar of an index built by ``clir index``, with a clear error otherwise."""
+    """The sidecar of an index built by ``clir index``, with a clear error otherwise.
+
+    An index whose replacement a crash interrupted is recovered first
+    (:func:`clir_toolkit.files.recover_directory`).
+    """
     index = Path(index)
+    recover_directory(index)
     sidecar = index / SIDECAR
     if not sidecar.is_file():
         if not index.is_dir():
@@ -72,14 +107,39 @@ def read_index_info(index: str | Path) -> IndexInfo:
             f"{index}: no {SIDECAR} sidecar; this index was not built by 'clir index' "
             "(rebuild it with: clir index --collection DIR --index IDX)"
         )
+    rebuild = "rebuild the index with: clir index --collection DIR --index IDX"
     try:
         values = json.loads(sidecar.read_text(encoding="utf-8"))
-        return IndexInfo(**values)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise FormatError(sidecar, None, f"unreadable index sidecar ({exc})") from exc
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        raise FormatError(sidecar, None, f"unreadable index sidecar ({exc})", rebuild) from None
+    if not isinstance(values, dict):
+        raise FormatError(sidecar, None, "the index sidecar is not a JSON object", rebuild)
+    for field in fields(IndexInfo):
+        expected, expected_name = _SIDECAR_TYPES[field.name]
+        if field.name not in values:
+            if field.default is MISSING:
+                raise FormatError(sidecar, None, f"the index sidecar lacks '{field.name}'", rebuild)
+            continue
+        value = values[field.name]
+        if isinstance(value, bool) is not (bool in expected) or not isinstance(value, expected):
+            raise FormatError(
+                sidecar,
+                None,
+                f"'{field.name}' must be {expected_name}, found {json.dumps(value)[:40]}",
+                rebuild,
+            )
+    unknown = sorted(set(values) - {field.name for field in fields(IndexInfo)})
+    if unknown:
+        problem = f"unknown field '{unknown[0]}' in the index sidecar"
+        raise FormatError(sidecar, None, problem, rebuild)
+    info = IndexInfo(**values)
+    info.analyzer  # noqa: B018  (validates the analyzer kind)
+    return info
 
 
-def write_normalised_corpus(collection: Collection, spec: AnalyzerSpec, out_dir: Path) -> int:
+def write_normalised_corpus(
+    collection: Collection, spec: AnalyzerSpec, out_dir: Path, progress: bool = True
+) -> int:
     """Validate the corpus and write the ``{"id", "contents"}`` JSONL that Lucene indexes."""
     from tqdm import tqdm
 
@@ -89,7 +149,7 @@ def write_normalised_corpus(collection: Collection, spec: AnalyzerSpec, out_dir:
             iter_corpus(collection.corpus),
             desc="reading corpus",
             unit=" docs",
-            disable=None,
+            disable=None if progress else True,
             leave=False,
         ):
             contents = pretokenize(spec, doc.contents) if spec.pretokenized else doc.contents
@@ -130,14 +190,75 @@ def indexing_arguments(
 
 def count_documents(index_dir: Path) -> int:
     """Number of documents Lucene sees in an index."""
-    directory = jvm.java_class("org.apache.lucene.store.FSDirectory").open(
-        jvm.java_class("java.io.File")(str(index_dir)).toPath()
-    )
-    reader = jvm.java_class("org.apache.lucene.index.DirectoryReader").open(directory)
+    reader = jvm.open_index_reader(index_dir)
     try:
         return int(reader.numDocs())
     finally:
         reader.close()
+
+
+#: What ``clir index`` refuses to replace: anything that is not an index it built.
+INDEX_KIND = "an index built by 'clir index'"
+
+
+def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> None:
+    """Run Anserini's ``IndexCollection`` with ``arguments``, showing a progress bar.
+
+    The indexer runs in a worker thread while this thread reads its document counter, so
+    Ctrl-C (or SIGTERM) is answered at once: the indexer's ``IndexWriter`` is rolled back,
+    the worker ends, and the exception goes on to remove the temporary directories.
+    """
+    import threading
+
+    from tqdm import tqdm
+
+    index_collection = jvm.java_class("io.anserini.index.IndexCollection")
+    args = jvm.java_class("io.anserini.index.IndexCollection$Args")()
+    jvm.java_class("org.kohsuke.args4j.CmdLineParser")(args).parseArgument(
+        jvm.java_list(arguments)
+    )
+    indexer = index_collection(args)
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            indexer.run()
+        except BaseException as exc:  # noqa: BLE001 (handed to the waiting thread)
+            failure.append(exc)
+        finally:
+            jvm.detach_thread()
+
+    worker = threading.Thread(target=work, name="lucene-indexer", daemon=True)
+    counter = indexer.getCounters().indexed
+    with tqdm(
+        total=documents, desc="indexing", unit=" docs", disable=None if progress else True
+    ) as bar:
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.2)
+                bar.update(int(counter.get()) - bar.n)
+        except BaseException:
+            jvm.abort_indexer(indexer)
+            worker.join(30)
+            raise
+        bar.update(int(counter.get()) - bar.n)
+    if failure:
+        raise failure[0]
+
+
+def _indexing_failure(exc: BaseException, index_path: Path) -> ClirError:
+    """The one-line error for a failed Lucene indexing run (a full disk named as such)."""
+    import shutil
+
+    detail = jvm.java_error_text(exc)
+    free = shutil.disk_usage(absolute(index_path).parent).free
+    if "No space left on device" in detail or free < (1 << 20):
+        return OutputError(
+            f"{index_path}: no space left on the device while indexing "
+            f"({free // 1024} KiB free); free some space or choose another --index"
+        )
+    return ResourceError(f"Lucene indexing failed: {detail.splitlines()[0]}")
 
 
 def build_index(
@@ -148,12 +269,17 @@ def build_index(
     threads: int | None = None,
     store_raw: bool = False,
     verbose: bool = True,
+    java_logs: bool = False,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
     The document language comes from the collection's manifest (``doc_lang``) unless
-    ``language`` is given; a bare corpus file needs ``language``.
+    ``language`` is given; a bare corpus file needs ``language``. ``index_path`` must be
+    new, empty, or an index built earlier (which is replaced only once the new one is
+    complete); anything else is refused untouched. ``verbose`` shows progress bars;
+    ``java_logs`` shows Anserini's own log lines.
     """
+    check_replaceable(index_path, SIDECAR, INDEX_KIND)
     collection = open_collection(collection_path)
     lang = language or collection.doc_lang
     if not lang:
@@ -165,25 +291,26 @@ def build_index(
     threads = threads or os.cpu_count() or 1
     started = time.perf_counter()
     with (
-        tempfile.TemporaryDirectory(prefix="clir-corpus-") as scratch,
-        atomic_directory(index_path) as index_dir,
+        atomic_directory(index_path, marker=SIDECAR, what=INDEX_KIND) as index_dir,
+        scratch(index_path) as corpus_dir,
     ):
-        documents = write_normalised_corpus(collection, spec, Path(scratch))
-        jvm.set_log_level("INFO" if verbose else "WARN")
+        documents = write_normalised_corpus(collection, spec, corpus_dir, progress=verbose)
+        arguments = indexing_arguments(spec, corpus_dir, index_dir, threads, store_raw)
+        jvm.set_log_level("INFO" if java_logs else "ERROR")
         try:
-            index_collection = jvm.java_class("io.anserini.index.IndexCollection")
-            index_collection.main(
-                indexing_arguments(spec, Path(scratch), index_dir, threads, store_raw)
-            )
+            run_lucene_indexer(arguments, documents, progress=verbose)
+            indexed = count_documents(index_dir)
         except Exception as exc:
-            raise ResourceError(f"Lucene indexing failed: {str(exc).splitlines()[0]}") from exc
+            raise _indexing_failure(exc, Path(index_path)) from exc
         finally:
             jvm.set_log_level("WARN")
-        indexed = count_documents(index_dir)
         if indexed != documents:
-            raise ResourceError(
-                f"Lucene indexed {indexed} of {documents} documents from {collection.corpus}; "
-                "see the messages above"
+            raise _indexing_failure(
+                ResourceError(
+                    f"Lucene indexed {indexed} of {documents} documents from "
+                    f"{collection.corpus} (run with --debug to see Anserini's messages)"
+                ),
+                Path(index_path),
             )
         info = IndexInfo(
             language=spec.language,

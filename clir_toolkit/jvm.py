@@ -128,6 +128,10 @@ def start() -> None:
         # The serial collector suits short commands on few cores (measured here: the 1,055
         # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
         jnius_config.add_options("-XX:+UseSerialGC")
+        # -Xrs: the JVM leaves SIGINT/SIGTERM to Python. Without it the JVM's own handlers
+        # end the process at once (exit 130/143, no message), skipping the clean-up of
+        # temporary files that the command line does for an interrupted command.
+        jnius_config.add_options("-Xrs")
         extra = os.environ.get(OPTIONS_ENV, "").split()
         if extra:
             jnius_config.add_options(*extra)
@@ -174,3 +178,68 @@ def set_log_level(level: str) -> None:
     log_level = java_class("org.apache.logging.log4j.Level")
     configurator.setRootLevel(log_level.toLevel(level))
     configurator.setAllLevels("io.anserini", log_level.toLevel(level))
+
+
+# --- Java exceptions as one-line errors -------------------------------------------------------
+
+
+def java_error_text(exc: BaseException) -> str:
+    """The Java exception class and message of ``exc`` (or its Python text), with the
+    messages of its causes, on one line each: what a user needs, without a stack trace."""
+    classname = getattr(exc, "classname", None)
+    if classname is None:
+        return str(exc) or type(exc).__name__
+    message = getattr(exc, "innermessage", None) or ""
+    lines = [f"{classname.rsplit('.', 1)[-1]}: {message}".strip().rstrip(":")]
+    for line in getattr(exc, "stacktrace", None) or []:
+        text = str(line).strip()
+        if text.startswith("Caused by:"):
+            lines.append(text.removeprefix("Caused by:").strip())
+    return "\n".join(lines)
+
+
+def is_java_exception(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Java exception that crossed into Python (pyjnius)."""
+    return type(exc).__name__ == "JavaException" and type(exc).__module__.startswith("jnius")
+
+
+def open_index_reader(index_dir: str | Path) -> Any:
+    """A Lucene ``DirectoryReader`` on ``index_dir``; a damaged or foreign index is one line.
+
+    Lucene checks segment files as it opens them (checksums, headers, the segment list), so
+    a truncated or deleted file is found here, before any search.
+    """
+    directory_class = java_class("org.apache.lucene.store.FSDirectory")
+    reader_class = java_class("org.apache.lucene.index.DirectoryReader")
+    try:
+        directory = directory_class.open(java_class("java.io.File")(str(index_dir)).toPath())
+        return reader_class.open(directory)
+    except Exception as exc:
+        if not is_java_exception(exc):
+            raise
+        detail = java_error_text(exc).splitlines()[0]
+        raise ResourceError(
+            f"{index_dir}: the Lucene index is damaged or is not a Lucene index ({detail}); "
+            "rebuild it with: clir index --collection DIR --index IDX"
+        ) from None
+
+
+def abort_indexer(indexer: Any) -> None:
+    """Stop an Anserini indexer running in another thread: roll its ``IndexWriter`` back
+    (its indexing threads then fail at their next document and end). Best effort."""
+    try:
+        set_log_level("OFF")
+        field = java_class("java.lang.Class").forName("io.anserini.index.AbstractIndexer")
+        writer_field = field.getDeclaredField("writer")
+        writer_field.setAccessible(True)
+        writer = cast("org.apache.lucene.index.IndexWriter", writer_field.get(indexer))
+        writer.rollback()
+    except Exception:  # noqa: BLE001 (stopping early is an optimisation; waiting is the fallback)
+        return
+
+
+def detach_thread() -> None:
+    """Detach the calling Python thread from the JVM (call at the end of a worker thread)."""
+    from jnius import detach
+
+    detach()

@@ -32,6 +32,7 @@ docid order; evaluation is the same either way), and read back from Java as two 
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import time
 from collections import defaultdict
@@ -85,6 +86,12 @@ def parse_java_map(text: str) -> dict[str, int]:
     return result
 
 
+def check_bm25(k1: float, b: float) -> None:
+    """Refuse BM25 parameters outside their range (NaN and infinities included)."""
+    if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0.0 <= b <= 1.0):
+        raise UsageError(f"BM25 needs finite k1 >= 0 and 0 <= b <= 1 (got --k1 {k1}, --b {b})")
+
+
 class Searcher:
     """BM25 over one index, analysing queries with the index's own analyzer."""
 
@@ -94,14 +101,12 @@ class Searcher:
     def __init__(
         self, index: str | Path, k1: float = 0.9, b: float = 0.4, threads: int = 1
     ) -> None:
-        if k1 < 0 or not 0.0 <= b <= 1.0:
-            raise UsageError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={k1}, b={b})")
+        check_bm25(k1, b)
         self.info = read_index_info(index)
         self.analyzer = shared_analyzer(self.info.analyzer)
         self._classes = _LuceneClasses()
         c = self._classes
-        directory = c.FSDirectory.open(c.File(str(index)).toPath())
-        self._reader = c.DirectoryReader.open(directory)
+        self._reader = jvm.open_index_reader(index)
         reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
         self._executor = None
         if threads > 1:
@@ -318,11 +323,8 @@ class _LuceneClasses:
 
     def __init__(self) -> None:
         load = jvm.java_class
-        self.File = load("java.io.File")
         self.Arrays = load("java.util.Arrays")
         self.Executors = load("java.util.concurrent.Executors")
-        self.FSDirectory = load("org.apache.lucene.store.FSDirectory")
-        self.DirectoryReader = load("org.apache.lucene.index.DirectoryReader")
         self.IndexSearcher = load("org.apache.lucene.search.IndexSearcher")
         self.BM25Similarity = load("org.apache.lucene.search.similarities.BM25Similarity")
         self.Term = load("org.apache.lucene.index.Term")

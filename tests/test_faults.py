@@ -1,0 +1,446 @@
+"""Fault injection: signals, crashes, full and read-only disks, damaged indexes.
+
+Each test runs the real ``clir`` command line in a subprocess and checks what a user relies
+on: an interrupted or failed command prints one line, exits 130/143 (signals) or 1, leaves its
+destination exactly as it was, and leaves no temporary files — neither beside the destination
+nor in the system's temporary directory (each subprocess gets its own ``TMPDIR`` to list).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.index import SIDECAR
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+pytestmark = pytest.mark.java
+
+WORDS = (
+    "fichier répertoire copier supprimer afficher lister processus mémoire disque réseau "
+    "utilisateur groupe droits lien symbolique archive compresser chercher motif ligne texte "
+    "terminal commande option sortie entrée erreur signal tâche heure date système noyau "
+    "module paquet installer configurer serveur client adresse port protocole chemin nom"
+).split()
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated French collection large enough that indexing and writing a run take a
+    moment (the windows the signals aim at): 20,000 documents, 400 topics."""
+    root = tmp_path_factory.mktemp("big") / "big-fr"
+    root.mkdir()
+    rng = random.Random(7)
+    with open(root / "corpus.jsonl", "w", encoding="utf-8") as out:
+        for i in range(20_000):
+            text = " ".join(rng.choice(WORDS) for _ in range(60))
+            out.write(json.dumps({"id": f"d{i}", "contents": text}, ensure_ascii=False) + "\n")
+    with open(root / "topics.dev.tsv", "w", encoding="utf-8") as out:
+        for i in range(400):
+            out.write(f"q{i}\t{' '.join(rng.choice(WORDS) for _ in range(4))}\n")
+    (root / "manifest.json").write_text(
+        json.dumps({"name": "big-fr", "query_lang": "fr", "doc_lang": "fr"}), encoding="utf-8"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def big_index(big_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    index = tmp_path_factory.mktemp("bigidx") / "idx"
+    result = run_clir("index", "--collection", str(big_collection), "--index", str(index),
+                      "--quiet")
+    assert result.returncode == 0, result.stderr
+    return index
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    """Every file under ``path`` (or ``path`` itself) with its bytes."""
+    if path.is_file():
+        return {path.name: path.read_bytes()}
+    if not path.exists():
+        return {}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file()}
+
+
+def debris(directory: Path) -> list[str]:
+    """Temporary or lock files the toolkit may leave beside its outputs."""
+    return sorted(p.name for p in directory.iterdir()
+                  if p.name.endswith((".tmp", ".old", ".lock")))
+
+
+def start_clir(*args: str, tmpdir: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(tmpdir)}
+    return subprocess.Popen([sys.executable, "-m", "clir_toolkit.cli", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str],
+             seconds: float = 120) -> bool:
+    """Poll ``condition`` until it holds (True) or the process ends first (False)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        if process.poll() is not None:
+            return False
+        time.sleep(0.005)
+    raise AssertionError("the condition never held")
+
+
+def assert_interrupted_cleanly(process: subprocess.Popen[str], signum: int, destination: Path,
+                               before: dict[str, bytes], tmpdir: Path) -> str:
+    """The command either finished (exit 0) or stopped with `clir: interrupted` and
+    128+signal; in both cases no debris is left; if stopped, the destination is as before.
+    Returns which of the two happened."""
+    _, stderr = process.communicate(timeout=300)
+    assert "Traceback" not in stderr, stderr
+    assert debris(destination.parent) == [], stderr
+    # torch keeps its compiler cache there (torchinductor_USER), after a successful run too.
+    left = [p.name for p in tmpdir.iterdir() if not p.name.startswith("torchinductor_")]
+    assert left == [], "files left in the temporary directory"
+    if process.returncode == 0:
+        return "finished"
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.strip().splitlines()[-1] == "clir: interrupted", stderr
+    assert snapshot(destination) == before
+    return "interrupted"
+
+
+# --- signals ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("phase", ["reading", "lucene"])
+def test_signal_during_indexing_keeps_the_old_index(
+    big_collection: Path, tmp_path: Path, signum: int, phase: str
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(TINY_FR, tmp_path / "tiny")
+    assert run_clir("index", "--collection", str(tmp_path / "tiny"), "--index", str(index),
+                    "--quiet").returncode == 0
+    before = snapshot(index)
+    tmpdir = tmp_path / "sys-tmp"
+    tmpdir.mkdir()
+    process = start_clir("index", "--collection", str(big_collection), "--index", str(index),
+                         tmpdir=tmpdir)
+
+    def scratch_has(name: str) -> bool:
+        return any((d / name).exists() for d in tmp_path.glob(".idx.*.tmp"))
+
+    # The normalised corpus copy appears first; Lucene's write.lock once it indexes.
+    marker = "docs.jsonl" if phase == "reading" else "write.lock"
+    wait_for(lambda: scratch_has(marker), process)
+    process.send_signal(signum)
+    outcome = assert_interrupted_cleanly(process, signum, index, before, tmpdir)
+    assert outcome == "interrupted"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_writing_a_run_keeps_the_old_run(
+    big_index: Path, big_collection: Path, tmp_path: Path, signum: int
+) -> None:
+    run = tmp_path / "out.trec"
+    run.write_text("q1 Q0 d1 1 1.5 earlier\n", encoding="utf-8")
+    before = snapshot(run)
+    tmpdir = tmp_path / "sys-tmp"
+    tmpdir.mkdir()
+    process = start_clir("search", "--index", str(big_index), "--topics",
+                         str(big_collection / "topics.dev.tsv"), "--output", str(run),
+                         "--hits", "1000", tmpdir=tmpdir)
+    wait_for(lambda: any(tmp_path.glob(".out.trec.*.tmp")), process)
+    process.send_signal(signum)
+    assert assert_interrupted_cleanly(process, signum, run, before, tmpdir) == "interrupted"
+
+
+@pytest.mark.parametrize("delay", [0.5, 1.5, 3.0])
+def test_signal_at_any_moment_of_a_search_leaves_old_or_new_run(
+    big_index: Path, big_collection: Path, tmp_path: Path, delay: float
+) -> None:
+    run = tmp_path / "out.trec"
+    run.write_text("q1 Q0 d1 1 1.5 earlier\n", encoding="utf-8")
+    before = snapshot(run)
+    tmpdir = tmp_path / "sys-tmp"
+    tmpdir.mkdir()
+    process = start_clir("search", "--index", str(big_index), "--topics",
+                         str(big_collection / "topics.dev.tsv"), "--output", str(run),
+                         "--hits", "100", "--translate", "none", tmpdir=tmpdir)
+    time.sleep(delay)
+    process.send_signal(signal.SIGTERM)
+    outcome = assert_interrupted_cleanly(process, signal.SIGTERM, run, before, tmpdir)
+    if outcome == "finished":
+        assert len(run.read_text(encoding="utf-8").splitlines()) == 400 * 100
+
+
+def test_signal_while_training_leaves_no_partial_model(tmp_path: Path) -> None:
+    tmpdir = tmp_path / "sys-tmp"
+    tmpdir.mkdir()
+    first_stage = tmp_path / "bm25.trec"
+    index = tmp_path / "idx"
+    assert run_clir("index", "--collection", str(TINY_FR), "--index", str(index),
+                    "--quiet").returncode == 0
+    assert run_clir("search", "--index", str(index), "--topics",
+                    str(TINY_FR / "topics.dev.tsv"), "--output", str(first_stage),
+                    "--quiet").returncode == 0
+    model = tmp_path / "m.pt"
+    train = ("rerank", "train", "--model", "knrm", "--collection", str(TINY_FR), "--topics",
+             str(TINY_FR / "topics.dev.tsv"), "--qrels", str(TINY_FR / "qrels.dev.txt"),
+             "--run", str(first_stage), "--epochs", "2000", "--dim", "8", "--output", str(model))
+    process = start_clir(*train, tmpdir=tmpdir)
+    # Checkpoints are written after each epoch: interrupt once the first one exists.
+    wait_for(lambda: model.with_name("m.pt.ckpt").exists(), process)
+    process.send_signal(signal.SIGINT)
+    assert assert_interrupted_cleanly(process, signal.SIGINT, model, {}, tmpdir) == "interrupted"
+    assert not model.exists()
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".m.pt")]
+    assert leftovers == []
+
+
+# --- crashes (kill -9) and concurrent writers ----------------------------------------------------
+
+CRASH_BETWEEN_RENAMES = textwrap.dedent("""
+    import os, sys
+    from clir_toolkit.index import build_index
+    real_replace = os.replace
+    target = os.path.abspath(sys.argv[2])
+    def replace(src, dst):
+        real_replace(src, dst)
+        if os.path.abspath(src) == target:   # the first rename: IDX -> .IDX.old
+            os._exit(9)                       # die before the second one
+    os.replace = replace
+    build_index(sys.argv[1], sys.argv[2], verbose=False)
+""")
+
+
+def test_crash_between_the_two_renames_of_the_swap_loses_nothing(
+    tmp_path: Path, fr_index: Path
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(fr_index, index)
+    before = snapshot(index)
+    crashed = subprocess.run([sys.executable, "-c", CRASH_BETWEEN_RENAMES, str(TINY_FR),
+                              str(index)], capture_output=True, text=True, timeout=300)
+    assert crashed.returncode == 9, crashed.stderr
+    assert not index.exists() and (tmp_path / ".idx.old").is_dir()  # the window is real
+    # A reader puts the old index back and searches it.
+    run = tmp_path / "run.trec"
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(run), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert snapshot(index) == before
+    assert debris(tmp_path) == []  # the reader also removed the killed build's scratch
+
+
+def test_killed_index_build_leaves_what_the_next_build_cleans(
+    big_collection: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "idx"
+    process = start_clir("index", "--collection", str(big_collection), "--index", str(index),
+                         tmpdir=tmp_path)
+    wait_for(lambda: any(d.is_dir() for d in tmp_path.glob(".idx.*.tmp")), process)
+    process.kill()
+    process.wait()
+    assert any(tmp_path.glob(".idx.*.tmp"))  # kill -9 cannot clean up after itself
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert debris(tmp_path) == []
+    assert json.loads((index / SIDECAR).read_text())["documents"] == 12
+
+
+def test_a_second_concurrent_index_build_is_refused_in_one_line(
+    big_collection: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "idx"
+    first = start_clir("index", "--collection", str(big_collection), "--index", str(index),
+                       "--quiet", tmpdir=tmp_path)
+    wait_for(lambda: (tmp_path / ".idx.lock").exists(), first)
+    second = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--quiet")
+    assert_one_line_error(second, str(index), "another clir process", f"pid {first.pid}")
+    _, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    assert json.loads((index / SIDECAR).read_text())["documents"] == 20_000
+    assert debris(tmp_path) == []
+
+
+# --- what `clir index --index PATH` may replace -------------------------------------------------
+
+
+def test_index_refuses_to_replace_what_is_not_an_index(tmp_path: Path) -> None:
+    collection = tmp_path / "coll"
+    shutil.copytree(TINY_FR, collection)
+    user_dir = tmp_path / "thesis"
+    user_dir.mkdir()
+    (user_dir / "chapter1.tex").write_text("precious", encoding="utf-8")
+    user_file = tmp_path / "notes.txt"
+    user_file.write_text("precious", encoding="utf-8")
+    for target in (collection, user_dir, user_file):
+        before = snapshot(target)
+        result = run_clir("index", "--collection", str(collection), "--index", str(target))
+        assert_one_line_error(result, str(target), "nothing was changed")
+        assert snapshot(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coll", "notes.txt", "thesis"]
+
+
+def test_index_into_the_current_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("precious", encoding="utf-8")
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", ".", cwd=tmp_path)
+    assert_one_line_error(result, "current directory", "nothing was changed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
+def test_index_replaces_an_earlier_index_and_an_empty_directory(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for target in (empty, empty):  # the second time, it replaces the index it built
+        result = run_clir("index", "--collection", str(TINY_FR), "--index", str(target),
+                          "--quiet")
+        assert result.returncode == 0, result.stderr
+    assert debris(tmp_path) == []
+
+
+def test_index_is_quiet_about_java_and_prints_one_summary(tmp_path: Path) -> None:
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"))
+    assert result.returncode == 0, result.stderr
+    assert "INFO" not in result.stderr + result.stdout
+    assert "AbstractIndexer" not in result.stderr + result.stdout
+    (summary,) = result.stdout.strip().splitlines()
+    assert summary.startswith("indexed 12 documents (fr, ") and str(tmp_path / "idx") in summary
+    debug = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
+                     "--debug")
+    # Java's own log lines, on request (log4j writes them on stdout).
+    assert "AbstractIndexer" in debug.stdout + debug.stderr
+
+
+# --- damaged indexes ------------------------------------------------------------------------------
+
+
+def _damage_truncate(index: Path, suffix: str) -> None:
+    for path in index.glob(f"*{suffix}"):
+        path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+
+
+def _damage_delete(index: Path, suffix: str) -> None:
+    for path in index.glob(f"*{suffix}"):
+        path.unlink()
+
+
+@pytest.mark.parametrize(
+    ("damage", "suffix"),
+    [(_damage_truncate, ".tim"), (_damage_truncate, "segments_*"), (_damage_delete, ".si"),
+     (_damage_delete, "segments_*")],
+    ids=["truncated-tim", "truncated-segments", "deleted-si", "deleted-segments"],
+)
+def test_damaged_lucene_index_is_one_line(
+    fr_index: Path, tmp_path: Path, damage: Callable[[Path, str], None], suffix: str
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(fr_index, index)
+    damage(index, suffix)
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"))
+    assert_one_line_error(result, str(index), "rebuild it with: clir index")
+    assert not (tmp_path / "r.trec").exists()
+
+
+@pytest.mark.parametrize("change", [
+    {"documents": "twelve"}, {"store_raw": "no"}, {"language": 5}, {"seconds": None},
+    {"analyzer_kind": "magic"}, {"documents": 1.5}, {"unknown_field": 1},
+])
+def test_index_sidecar_with_wrong_types_is_one_line(
+    fr_index: Path, tmp_path: Path, change: dict[str, object]
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(fr_index, index)
+    values = json.loads((index / SIDECAR).read_text())
+    values.update(change)
+    (index / SIDECAR).write_text(json.dumps(values))
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"))
+    assert_one_line_error(result, "rebuild the index")
+
+
+# --- outputs the operating system refuses -------------------------------------------------------
+
+
+def test_output_that_is_a_directory_or_under_a_file_is_one_line(
+    fr_index: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "a-dir").mkdir()
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    for output, fragment in ((tmp_path / "a-dir", "is a directory"),
+                             (tmp_path / "a-file" / "run.trec", "not a directory")):
+        result = run_clir("search", "--index", str(fr_index), "--topics",
+                          str(TINY_FR / "topics.dev.tsv"), "--output", str(output))
+        assert_one_line_error(result, str(output), fragment)
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "x"
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A small tmpfs mounted at ``where`` (needs root and mount rights: skipped otherwise)."""
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip() or 'not root'})")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def fill(directory: Path) -> None:
+    """Fill a file system until it has no space left."""
+    with open(directory / "filler", "wb", buffering=0) as handle, contextlib.suppress(OSError):
+        while True:
+            handle.write(b"\0" * 4096)
+            handle.flush()
+
+
+def test_full_disk_is_one_line_and_leaves_nothing(fr_index: Path, tmp_path: Path) -> None:
+    with mounted_tmpfs(tmp_path / "full", "size=256k") as full:
+        fill(full)
+        result = run_clir("index", "--collection", str(TINY_FR), "--index", str(full / "idx"))
+        assert_one_line_error(result, str(full / "idx"), "no space left")
+        result = run_clir("search", "--index", str(fr_index), "--topics",
+                          str(TINY_FR / "topics.dev.tsv"), "--output", str(full / "r.trec"))
+        assert_one_line_error(result, str(full / "r.trec"), "No space left")
+        assert sorted(p.name for p in full.iterdir()) == ["filler"]
+
+
+def test_read_only_directory_is_one_line(fr_index: Path, tmp_path: Path) -> None:
+    with mounted_tmpfs(tmp_path / "ro", "ro,size=64k") as read_only:
+        result = run_clir("search", "--index", str(fr_index), "--topics",
+                          str(TINY_FR / "topics.dev.tsv"), "--output",
+                          str(read_only / "r.trec"))
+        assert_one_line_error(result, str(read_only / "r.trec"), "read-only")
+        result = run_clir("index", "--collection", str(TINY_FR), "--index",
+                          str(read_only / "idx"))
+        assert_one_line_error(result, str(read_only / "idx"), "read-only")
+
+
+# --- options --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_non_finite_bm25_parameters_are_refused(fr_index: Path, tmp_path: Path,
+                                                value: str) -> None:
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"),
+                      "--k1", value)
+    assert_one_line_error(result, "--k1", status=2)
