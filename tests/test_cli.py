@@ -140,3 +140,43 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=60)
     assert b"Traceback" not in stderr and b"error" not in stderr
     assert process.returncode == 141
+
+
+def test_error_boundary_turns_every_failure_into_one_line() -> None:
+    import errno
+
+    from clir_toolkit.cli import error_line
+    from clir_toolkit.errors import FormatError, Interrupted, UsageError
+
+    cases = [
+        (FormatError("runs/a.trec", 3, "rank 'x' is not an integer"),
+         "clir: error: runs/a.trec:3: rank 'x' is not an integer", 1),
+        (UsageError("--hits must be at least 1"), "clir: error: --hits must be at least 1", 2),
+        (KeyboardInterrupt(), "clir: interrupted", 130),
+        (Interrupted(15), "clir: interrupted", 143),
+        (PermissionError(errno.EACCES, "Permission denied", "/srv/x"),
+         "clir: error: /srv/x: Permission denied (check the permissions", 1),
+        (MemoryError(), "clir: error: out of memory", 1),
+        (ZeroDivisionError("division by zero\nsecond line"),
+         "clir: internal error: ZeroDivisionError: division by zero (run again with --debug", 1),
+    ]
+    for exc, start, status in cases:
+        line, code = error_line(exc)
+        assert line.startswith(start), line
+        assert "\n" not in line
+        assert code == status
+
+
+def test_sigterm_during_a_command_is_reported_as_interrupted(tmp_path: Path) -> None:
+    code = (
+        "import os, signal, sys\n"
+        "import clir_toolkit.cli as cli\n"
+        "def handler(args):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return 0\n"
+        "cli.cmd_eval = handler  # the parser binds handlers when main() builds it\n"
+        "sys.exit(cli.main(['eval', '--qrels', 'q', 'r']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 143
+    assert result.stderr.strip() == "clir: interrupted"
