@@ -835,3 +835,102 @@ def test_error_messages_show_a_bounded_part_of_a_huge_field(tmp_path: Path) -> N
         read_run(path)
     assert len(str(info.value)) < 300
 
+
+# ---------------------------------------------------------------------------------------------
+# The same pathological input in the readers beside this module
+# ---------------------------------------------------------------------------------------------
+
+
+def collection_with(tmp_path: Path, manifest: str | bytes) -> Path:
+    write(tmp_path, "col/corpus.jsonl", '{"id": "a", "contents": "x"}\n')
+    write(tmp_path, "col/manifest.json", manifest)
+    return tmp_path / "col"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"),
+    [
+        ('{"doc_lang": 5}', "'doc_lang' must be a language code"),
+        ('{"query_lang": ["en"]}', "'query_lang' must be a language code"),
+        ('{"doc_lang": ""}', "'doc_lang' must be a language code"),
+        ('{"doc_lang": "f r"}', "'doc_lang' must be a language code"),
+        ('{"name": {"x": 1}}', "'name' must be a string"),
+        ('{"splits": "dev"}', "'splits' must be a list of split names"),
+        ('{"splits": ["dev", "../x"]}', "'splits' must be a list of split names"),
+        ('["doc_lang", "fr"]', "the manifest must be a JSON object"),
+        ('{"doc_lang": "fr",}', "invalid JSON"),
+        ('{"doc_lang": "fr", "n": ' + HUGE + "}", "JSON integer with 5000 digits"),
+        ('{"doc_lang": "fr", "n": ' + "[" * 1000 + "]" * 1000 + "}", "JSON nested"),
+        ('{"doc_lang": "fr", "n": ' + "[" * 100 + "]" * 100 + "}", "JSON nested"),
+        ('{"doc_lang": "fr\\ud800"}', "lone surrogate \\ud800 in field 'doc_lang'"),
+        ('{"doc_lang": NaN}', "invalid JSON"),
+    ],
+)
+def test_collection_manifest_of_the_wrong_shape(
+    tmp_path: Path, manifest: str, problem: str
+) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, manifest)
+    with pytest.raises(FormatError, match=re.escape(f"{root / 'manifest.json'}")) as info:
+        open_collection(root)
+    assert problem in str(info.value)
+
+
+def test_collection_manifest_not_utf8(tmp_path: Path) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, b'{"doc_lang": "fr\xff"}')
+    with pytest.raises(FormatError, match=at(root / "manifest.json", 1, "invalid UTF-8")):
+        open_collection(root)
+
+
+def test_collection_manifest_languages_are_read(tmp_path: Path) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, '{"doc_lang": "zh-hant", "query_lang": "en", "n": 3}')
+    collection = open_collection(root)
+    assert (collection.doc_lang, collection.query_lang) == ("zh-hant", "en")
+    assert collection.split_file("qrels", "dev") == root / "qrels.dev.txt"
+
+
+@pytest.mark.parametrize(("kind", "split"), [("qrels", "../dev"), ("qrels", ""), ("runs", "dev")])
+def test_collection_split_file_refuses_other_names(tmp_path: Path, kind: str, split: str) -> None:
+    from clir_toolkit.collection import open_collection
+
+    collection = open_collection(collection_with(tmp_path, "{}"))
+    with pytest.raises(UsageError):
+        collection.split_file(kind, split)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "problem"),
+    [
+        ("١٢ 3\nfile 1 0 0\n", 1, "vector count '١٢' is not an integer"),
+        ("2 ٣\nfile 1 0 0\n", 1, "dimension '٣' is not an integer"),
+        (f"{HUGE} 3\nfile 1 0 0\n", 1, "vector count '99999"),
+        ("1 0\nfile\n", 1, "dimension '0' is out of range"),
+        ("3 2\nfile 1 0\ncopy 1 0\n", 1, "the header announces 3 vectors but the file has 2"),
+        ("1 3\nfile 1 ٢ 0\n", 2, "'٢' is not a number"),
+        ("1 3\nfile 1 1_0 0\n", 2, "'1_0' is not a number"),
+        ("1 3\nfile 1 0\t 0\n", 2, "'0\\t' is not a number"),
+    ],
+)
+def test_vec_file_pathological_numbers(
+    tmp_path: Path, content: str, line: int, problem: str
+) -> None:
+    from clir_toolkit.resources.embeddings import load_vec
+
+    path = write(tmp_path, "e.vec", content)
+    with pytest.raises(FormatError, match=at(path, line, problem)) as info:
+        load_vec(path)
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("weight", ["١٢", "1_0", "0x1", "१"])
+def test_dictionary_weight_in_ascii_digits(tmp_path: Path, weight: str) -> None:
+    from clir_toolkit.resources.dictionary import read_dictionary_tsv
+
+    path = write(tmp_path, "d.tsv", f"file\tfichier\t1\ncopy\tcopier\t{weight}\n")
+    with pytest.raises(FormatError, match=at(path, 2, f"weight '{weight}' is not a positive")):
+        read_dictionary_tsv(path)
