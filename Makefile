@@ -21,7 +21,7 @@ CATALOGS := gcc-12-locales util-linux-locales e2fsprogs-l10n debconf-i18n gdbm-l
 APT_PACKAGES := $(MANPAGES) $(FREEDICT) $(CATALOGS) wordnet-base wordnet-sense-index \
                 apertium apertium-eng-spa
 
-.PHONY: setup test lint typecheck pytest demo clean
+.PHONY: setup test lint typecheck pytest fuzz demo clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,13 @@ typecheck: setup
 
 pytest: setup
 	$(BIN)/pytest -q
+
+# The fuzz tests with many random examples (the hypothesis profile "fuzz" of tests/conftest.py;
+# `make test` runs them with few). conftest.py skips the tests that would start after its
+# time budget (CLIR_FUZZ_BUDGET_S, 8 minutes) so that the run ends by itself, with a pass, within
+# 10 minutes; `timeout` is only the backstop should one test run far longer than its share.
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz timeout 600 $(BIN)/pytest -q tests/test_fuzz*.py
 
 demo: setup
 	$(BIN)/clir demo

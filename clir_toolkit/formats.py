@@ -51,6 +51,15 @@ corpus of many gigabytes is read one document at a time.
 All files are UTF-8. A byte-order mark at the start and Windows line endings (``\\r\\n``) are
 accepted; invalid UTF-8 is reported with the line it is on. Writers go through
 :func:`clir_toolkit.files.atomic_write`, so a failed write leaves the old file in place.
+
+**Pathological input** gets the same one-line error as any other mistake, from shared
+helpers that every reader (here and in the other modules that read users' files) goes
+through: :func:`parse_int` and :func:`parse_number` read numbers written with ASCII digits
+only (Python's ``int()`` also reads "١٢", "1_000", and fails on more than 4,300 digits), and
+keep grades and ranks within the C ``int`` that pytrec_eval stores them in;
+:func:`parse_json` refuses what json.loads lets through or fails on: ``NaN``, integers too long
+for Python, nesting deeper than :data:`MAX_JSON_DEPTH` and lone UTF-16 surrogates (``"\\ud800"``
+decodes to a string that no UTF-8 writer, and no Java program, can take).
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ import codecs
 import gzip
 import json
 import math
+import operator
 import re
 import zlib
 from collections.abc import Generator, Iterable, Iterator
@@ -70,12 +80,19 @@ from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.files import atomic_write
 
 __all__ = [
+    "INT32_MAX",
+    "INT32_MIN",
+    "MAX_JSON_DEPTH",
     "Doc",
     "Qrel",
     "RunRow",
     "Topic",
     "count_lines",
     "iter_corpus",
+    "parse_int",
+    "parse_json",
+    "parse_number",
+    "quoted",
     "read_qrels",
     "read_run",
     "read_topics",
@@ -141,6 +158,17 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ID_BREAKERS = re.compile("[\\s\ud800-\udfff]")  # what _check_id refuses in a non-empty id
+# A character that Lucene's indexer does not take for white space (Java's String.trim()
+# removes everything up to U+0020; Python's str.strip() the Unicode white space).
+_VISIBLE = re.compile(r"[^\x00-\x20\s]")
+
+#: pytrec_eval (behind ir_measures) stores relevance grades in a C ``int``.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: JSON nested deeper is refused: no record of these formats nests more than a few levels,
+#: and Python's recursion limit (about 1,000 levels) must never be reached by a reader.
+MAX_JSON_DEPTH = 64
 # Characters that would end a line or a column for some reader of a TSV file.
 _TSV_BREAKERS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
@@ -209,16 +237,191 @@ def _blank_line(path: PathLike, number: int) -> FormatError:
 
 
 def _check_id(path: PathLike, number: int | None, kind: str, value: str) -> str:
-    """Reject an empty identifier or one with whitespace (it would split a TREC column)."""
+    """Reject an empty identifier, one with whitespace (it would split a TREC column) or one
+    with a lone surrogate."""
+    if value and not _ID_BREAKERS.search(value):  # one test for the usual case: runs are long
+        return value
     if not value:
         raise FormatError(path, number, f"empty {kind}", f"give every record a {kind}")
     if _WHITESPACE.search(value):
         raise FormatError(
             path,
             number,
-            f"{kind} {value!r} contains whitespace",
+            f"{kind} {quoted(value)} contains whitespace",
             "TREC files separate columns by whitespace; remove it",
         )
+    return _check_text(path, number, kind, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fields: numbers, text and JSON values, checked the same way by every reader
+# ---------------------------------------------------------------------------------------------
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut short: a field shown in an error message keeps it one short line."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
+_SURROGATE_FIX = (
+    "the JSON escapes one half of a UTF-16 pair; write the character itself, or both halves"
+)
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """The first lone UTF-16 surrogate of ``text``, written as its escape, or None.
+
+    Decoding UTF-8 strictly never yields one; only JSON's ``\\uD800`` escapes do, and no
+    UTF-8 writer (nor Java) accepts the resulting string.
+    """
+    found = _SURROGATE.search(text)
+    return None if found is None else f"\\u{ord(found.group()):04x}"
+
+
+def _check_text(path: PathLike, number: int | None, field: str, value: str) -> str:
+    """``value`` unless it holds a lone surrogate (a record that cannot be written as UTF-8)."""
+    surrogate = _lone_surrogate(value)
+    if surrogate is not None:
+        raise FormatError(
+            path, number, f"lone surrogate {surrogate} in field {field!r}", _SURROGATE_FIX
+        )
+    return value
+
+
+def parse_int(
+    path: PathLike,
+    number: int | None,
+    what: str,
+    text: str,
+    *,
+    low: int = INT32_MIN,
+    high: int = INT32_MAX,
+    fix: str = "",
+) -> int:
+    """``text`` as an integer written with the digits 0-9, between ``low`` and ``high``.
+
+    Python's ``int()`` also reads other scripts' digits ("١٢") and underscores ("1_000"),
+    which no other program reads the same way, and fails with a bare ValueError on more
+    than 4,300 digits; here each is a :class:`FormatError` naming ``path:number``.
+    """
+    if not _INTEGER.fullmatch(text):
+        raise FormatError(
+            path, number, f"{what} {quoted(text)} is not an integer", fix or "write digits 0-9"
+        )
+    significant = text.lstrip("+-").lstrip("0")
+    value = int(text) if len(significant) <= 40 else None  # longer: beyond any range here
+    if value is None or not low <= value <= high:
+        raise FormatError(
+            path, number, f"{what} {quoted(text)} is out of range ({low} to {high})", fix
+        )
+    return value
+
+
+def parse_number(path: PathLike, number: int | None, what: str, text: str, fix: str = "") -> float:
+    """``text`` as a finite float written in ASCII decimal notation (``-1.5``, ``2e-3``).
+
+    ``what`` names the field in the message ("score '1_0' is not a number"); it may be "".
+    """
+    subject = f"{what} {quoted(text)}" if what else quoted(text)
+    if _NON_FINITE.fullmatch(text):
+        raise FormatError(path, number, f"{subject} is not a finite number", fix)
+    if not _DECIMAL.fullmatch(text):
+        raise FormatError(path, number, f"{subject} is not a number", fix)
+    value = float(text)
+    if not math.isfinite(value):  # e.g. 1e999 overflows to inf
+        raise FormatError(path, number, f"{subject} is not a finite number", fix)
+    return value
+
+
+class _BadJsonValue(ValueError):
+    """Raised from inside json.loads by the hooks below; becomes a FormatError."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.problem, self.fix = problem, fix
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > 4000:  # int() refuses more than sys.get_int_max_str_digits() (4,300)
+        raise _BadJsonValue(
+            f"JSON integer with {digits} digits, too long to be read",
+            "write an identifier this long as a JSON string",
+        )
+    return int(text)
+
+
+def _json_constant(name: str) -> float:
+    raise _BadJsonValue(f"invalid JSON ({name} is not a JSON value)", "write null or a number")
+
+
+def _json_problem(value: Any) -> str | None:
+    """What is wrong with a decoded JSON value: nesting deeper than :data:`MAX_JSON_DEPTH`,
+    or a lone surrogate in a key or a string (with the field it is in); None if nothing."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            surrogate = _lone_surrogate(item)
+            if surrogate is not None:
+                field = f"field {quoted(where)}" if where else "the value"
+                return f"lone surrogate {surrogate} in {field}"
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            place = quoted(where) if where else "the top"
+            return f"JSON nested more than {MAX_JSON_DEPTH} levels deep (at {place})"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                surrogate = _lone_surrogate(key)
+                if surrogate is not None:
+                    return f"lone surrogate {surrogate} in a key"
+                stack.append((child, f"{where}.{key}" if where else key, depth + 1))
+        else:
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+    return None
+
+
+def parse_json(path: PathLike, number: int | None, text: str) -> Any:
+    """Decode one JSON value, or raise a :class:`FormatError` naming ``path:number``.
+
+    Besides invalid JSON, it refuses what :func:`json.loads` lets through or fails on with
+    something other than a decoding error: ``NaN`` and ``Infinity``, integers too long for
+    Python, nesting deeper than :data:`MAX_JSON_DEPTH` (a thousand levels raise a
+    RecursionError) and strings holding a lone UTF-16 surrogate. ``number`` is the line of a
+    JSON Lines file; None for a whole file, whose errors name their own line.
+    """
+    whole_file = number is None
+    try:
+        value = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    except json.JSONDecodeError as exc:
+        line = exc.lineno if whole_file else number
+        column = exc.colno if whole_file or exc.lineno == 1 else None
+        where = f" at column {column}" if column is not None else ""
+        raise FormatError(
+            path,
+            line,
+            f"invalid JSON ({exc.msg}{where})",
+            "a JSON file holds one JSON value"
+            if whole_file
+            else "JSON Lines files hold one complete JSON object per line",
+        ) from None
+    except _BadJsonValue as exc:
+        raise FormatError(path, number, exc.problem, exc.fix) from None
+    except RecursionError:
+        raise FormatError(
+            path, number, "JSON nested too deeply to be read", f"at most {MAX_JSON_DEPTH} levels"
+        ) from None
+    # Cheap tests first: only an escape can make a surrogate, only brackets can nest.
+    if "\\u" in text or text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        problem = _json_problem(value)
+        if problem is not None:
+            deep = not problem.startswith("lone")
+            fix = f"at most {MAX_JSON_DEPTH} levels" if deep else _SURROGATE_FIX
+            raise FormatError(path, number, problem, fix)
     return value
 
 
@@ -273,9 +476,11 @@ def read_topics(
         first = _first_text(path)
         if first is None:
             raise _empty_file(path, "one 'qid<TAB>query' line per topic")
-        if first.lstrip().lower().startswith("<top>"):
+        if suffix == ".tsv":  # even if a qid looks like a tag
+            layout = "tsv"
+        elif first.lstrip().lower().startswith("<top>"):
             layout = "sgml"
-        elif suffix == ".tsv" or (suffix == ".txt" and "\t" in first):
+        elif suffix == ".txt" and "\t" in first:
             layout = "tsv"
         else:
             raise FormatError(path, None, "unknown topic format", f"accepted: {_TOPIC_FORMATS}")
@@ -479,15 +684,7 @@ def _json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, text in iter_lines(path):
         if not text.strip():
             raise _blank_line(path, number)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise FormatError(
-                path,
-                number,
-                f"invalid JSON ({exc.msg} at column {exc.colno})",
-                "JSON Lines files hold one complete JSON object per line",
-            ) from None
+        obj = parse_json(path, number, text)
         if not isinstance(obj, dict):
             raise FormatError(
                 path,
@@ -557,7 +754,13 @@ def _hc4_topic(
         raise FormatError(path, number, f"topic {qid} has an empty 'topics' list")
 
     def pair(entry: dict[str, Any]) -> tuple[str, str]:
-        return str(entry.get("lang", "")), str(entry.get("source", ""))
+        return (
+            _string(path, number, entry, ("lang",)) or "",
+            _string(path, number, entry, ("source",)) or "",
+        )
+
+    def shown(text: str) -> str:
+        return text if text.isprintable() and len(text) <= 40 else quoted(text)
 
     matching = [
         entry
@@ -566,7 +769,9 @@ def _hc4_topic(
         and (source is None or pair(entry)[1].lower() == source.lower())
     ]
     if not matching:
-        available = ", ".join(f"({e_lang}, {e_source})" for e_lang, e_source in map(pair, entries))
+        available = ", ".join(
+            f"({shown(e_lang)}, {shown(e_source)})" for e_lang, e_source in map(pair, entries)
+        )
         raise FormatError(
             path,
             number,
@@ -624,7 +829,7 @@ def write_topics_tsv(path: PathLike, topics: Iterable[Topic]) -> None:
     seen: set[str] = set()
     for topic in topics:
         qid = _check_id(path, None, "qid", topic.qid)
-        query = _TSV_BREAKERS.sub(" ", topic.query).strip()
+        query = _TSV_BREAKERS.sub(" ", _check_text(path, None, "query", topic.query)).strip()
         if not query:
             raise FormatError(path, None, f"empty query for topic {qid}")
         if qid in seen:
@@ -638,6 +843,9 @@ def write_topics_tsv(path: PathLike, topics: Iterable[Topic]) -> None:
 # ---------------------------------------------------------------------------------------------
 # Qrels
 # ---------------------------------------------------------------------------------------------
+
+
+_GRADE_FIX = "grades are 0, 1, 2 ...: pytrec_eval keeps them in a 32-bit C int"
 
 
 def read_qrels(path: PathLike) -> list[Qrel]:
@@ -657,12 +865,9 @@ def read_qrels(path: PathLike) -> list[Qrel]:
         qid, iteration, docid, grade = columns
         _check_id(path, number, "qid", qid)
         _check_id(path, number, "docid", docid)
-        if not _INTEGER.fullmatch(grade):
-            raise FormatError(
-                path, number, f"relevance {grade!r} is not an integer", "grades are 0, 1, 2 ..."
-            )
+        relevance = parse_int(path, number, "relevance", grade, fix=_GRADE_FIX)
         unique.add((qid, docid), number, f"docid {docid} is judged twice for query {qid}")
-        qrels.append(Qrel(qid, docid, int(grade), iteration))
+        qrels.append(Qrel(qid, docid, relevance, iteration))
     if not qrels:
         raise _empty_file(path, "one 'qid 0 docid relevance' line per judgement")
     return qrels
@@ -678,9 +883,27 @@ def write_qrels(path: PathLike, qrels: Iterable[Qrel]) -> None:
         if (qrel.qid, qrel.docid) in seen:
             raise FormatError(path, None, f"docid {qrel.docid} is judged twice for {qrel.qid}")
         seen.add((qrel.qid, qrel.docid))
-        lines.append(f"{qrel.qid} 0 {qrel.docid} {int(qrel.relevance)}\n")
+        lines.append(f"{qrel.qid} 0 {qrel.docid} {_grade(path, qrel)}\n")
     with atomic_write(path) as handle:
         handle.writelines(lines)
+
+
+def _grade(path: PathLike, qrel: Qrel) -> int:
+    """The relevance of ``qrel`` as :func:`read_qrels` would read it back (a C int)."""
+    where = f"relevance of docid {qrel.docid} for query {qrel.qid}"
+    try:
+        if isinstance(qrel.relevance, bool):
+            raise TypeError
+        value = operator.index(qrel.relevance)  # int, numpy integers; not 1.5
+    except TypeError:
+        raise FormatError(
+            path, None, f"{where} is not an integer: {qrel.relevance!r}", _GRADE_FIX
+        ) from None
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise FormatError(
+            path, None, f"{where} is out of range ({INT32_MIN} to {INT32_MAX})", _GRADE_FIX
+        )
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -705,19 +928,10 @@ def read_run(path: PathLike) -> list[RunRow]:
         qid, _, docid, rank, score, tag = columns
         _check_id(path, number, "qid", qid)
         _check_id(path, number, "docid", docid)
-        if not _INTEGER.fullmatch(rank):
-            raise FormatError(path, number, f"rank {rank!r} is not an integer")
-        if _NON_FINITE.fullmatch(score):
-            raise FormatError(
-                path, number, f"score {score!r} is not a finite number", "fix the system's scores"
-            )
-        if not _DECIMAL.fullmatch(score):
-            raise FormatError(path, number, f"score {score!r} is not a number")
-        value = float(score)
-        if not math.isfinite(value):  # e.g. 1e999 overflows to inf
-            raise FormatError(path, number, f"score {score!r} is not a finite number")
+        position = parse_int(path, number, "rank", rank)
+        value = parse_number(path, number, "score", score, "fix the system's scores")
         unique.add((qid, docid), number, f"docid {docid} appears twice for query {qid}")
-        rows.append(RunRow(qid, docid, int(rank), value, tag))
+        rows.append(RunRow(qid, docid, position, value, tag))
     if not rows:
         raise _empty_file(path, "one 'qid Q0 docid rank score tag' line per retrieved document")
     return rows
@@ -780,9 +994,12 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
                     "keep one row per (query, document)",
                 )
             seen.add(row.docid)
-            if not row.docid or _WHITESPACE.search(row.docid):
-                _check_id(path, None, "docid", row.docid)
-            if not math.isfinite(row.score):
+            _check_id(path, None, "docid", row.docid)
+            try:
+                finite = math.isfinite(row.score)
+            except (TypeError, OverflowError):  # not a number, or an int beyond any float
+                finite = False
+            if not finite:
                 raise FormatError(
                     path,
                     None,
@@ -830,6 +1047,7 @@ def iter_corpus(path: PathLike) -> Iterator[Doc]:
         docs = _iter_corpus_sgml(path)
     seen: dict[str, int] = {}
     for number, doc in docs:
+        _check_contents(path, number, doc)
         if doc.id in seen:
             raise FormatError(
                 path,
@@ -841,6 +1059,20 @@ def iter_corpus(path: PathLike) -> Iterator[Doc]:
         yield doc
     if not seen:
         raise _empty_file(path, _CORPUS_FORMATS)
+
+
+def _check_contents(path: PathLike, number: int | None, doc: Doc) -> None:
+    """Refuse a document whose contents Lucene would skip as empty, or that holds a lone
+    surrogate (only a document built in Python can: readers refuse them earlier)."""
+    if _VISIBLE.search(doc.contents) is None:
+        raise FormatError(
+            path,
+            number,
+            f"document {doc.id} has empty contents (nothing but white space)",
+            "give it text or remove it: the index would skip it",
+        )
+    _check_text(path, number, f"contents of document {doc.id}", doc.contents)
+    _check_text(path, number, f"title of document {doc.id}", doc.title)
 
 
 def _iter_corpus_jsonl(path: Path) -> Iterator[tuple[int, Doc]]:
@@ -936,6 +1168,7 @@ def write_corpus_jsonl(path: PathLike, docs: Iterable[Doc]) -> int:
     with atomic_write(path) as handle:
         for doc in docs:
             _check_id(path, None, "document id", doc.id)
+            _check_contents(path, None, doc)
             if doc.id in seen:
                 raise FormatError(path, None, f"document id {doc.id} appears twice")
             seen.add(doc.id)

@@ -1,13 +1,54 @@
-"""Shared fixtures: real Lucene indexes of the hand-made collections, built once per session."""
+"""Shared fixtures: real Lucene indexes of the hand-made collections, built once per session.
+
+Also the hypothesis profiles of the fuzz tests (``tests/test_fuzz*.py``), chosen by the
+environment variable ``HYPOTHESIS_PROFILE``:
+
+``ci`` (the default, used by ``make test``)
+    few examples, the same ones on every run: a quick, reproducible check.
+``fuzz`` (``make fuzz``)
+    many random examples, for a search of several minutes. So that the run ends by itself
+    within ``make fuzz``'s 10 minutes, the hypothesis tests that would start once
+    ``CLIR_FUZZ_BUDGET_S`` seconds (default 480) are spent are skipped, with a reason.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,  # the machine is shared: a slow example is not a failure
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+FUZZ_BUDGET_S = float(os.environ.get("CLIR_FUZZ_BUDGET_S", "480"))
+_STARTED = time.monotonic()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under the fuzz profile, skip the hypothesis tests that would start after the budget."""
+    if PROFILE != "fuzz" or not getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+        return
+    spent = time.monotonic() - _STARTED
+    if spent > FUZZ_BUDGET_S:
+        pytest.skip(f"fuzz time budget spent ({spent:.0f} s > CLIR_FUZZ_BUDGET_S)")
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY_FR = FIXTURES / "tiny-fr"

@@ -697,3 +697,240 @@ def test_count_lines(tmp_path: Path) -> None:
     assert count_lines(write(tmp_path, "a.txt", "1\n2\n3")) == 3
     assert count_lines(write(tmp_path, "b.txt", "1\n2\n")) == 2
     assert count_lines(write(tmp_path, "c.txt", "")) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Pathological input: every reader answers with one FormatError naming file:line
+# ---------------------------------------------------------------------------------------------
+
+HUGE = "9" * 5000  # more digits than Python's int() reads (4,300)
+
+
+def test_run_rank_with_more_digits_than_python_reads(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.trec", f"1 Q0 d1 {HUGE} 3.0 t\n")
+    with pytest.raises(FormatError, match=at(path, 1, "rank '99999")) as info:
+        read_run(path)
+    assert "out of range" in str(info.value) and len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("grade", [HUGE, "2147483648", "-2147483649"])
+def test_qrels_grade_beyond_a_c_int(tmp_path: Path, grade: str) -> None:
+    path = write(tmp_path, "qrels.txt", f"1 0 d1 1\n1 0 d2 {grade}\n")
+    with pytest.raises(FormatError, match=at(path, 2, f"relevance {grade[:20]!r}"[:-1])) as info:
+        read_qrels(path)
+    assert "out of range" in str(info.value) and "pytrec_eval" in str(info.value)
+
+
+def test_qrels_grades_at_the_c_int_limits_are_read(tmp_path: Path) -> None:
+    path = write(tmp_path, "qrels.txt", "1 0 d1 2147483647\n1 0 d2 -2147483648\n")
+    assert [q.relevance for q in read_qrels(path)] == [2**31 - 1, -(2**31)]
+
+
+@pytest.mark.parametrize("grade", [2**31, 1.5, True])
+def test_write_qrels_refuses_what_read_qrels_refuses(tmp_path: Path, grade: object) -> None:
+    path = write(tmp_path, "qrels.txt", "1 0 old 1\n")
+    with pytest.raises(FormatError, match=at(path, None, "relevance")):
+        write_qrels(path, [Qrel("1", "d1", grade)])  # type: ignore[arg-type]
+    assert path.read_text(encoding="utf-8") == "1 0 old 1\n"
+
+
+def test_jsonl_integer_id_with_more_digits_than_python_reads(tmp_path: Path) -> None:
+    text = '{"qid": "1", "query": "a"}\n{"qid": ' + HUGE + ', "query": "b"}\n'
+    path = write(tmp_path, "t.jsonl", text)
+    with pytest.raises(FormatError, match=at(path, 2, "JSON integer with 5000 digits")):
+        read_topics(path)
+
+
+@pytest.mark.parametrize("name", ["topics.jsonl", "corpus.jsonl"])
+def test_jsonl_nested_a_thousand_levels(tmp_path: Path, name: str) -> None:
+    deep = "[" * 1000 + "]" * 1000
+    path = write(tmp_path, name, '{"id": "1", "qid": "1", "query": "q", "contents": "c"}\n'
+                 f'{{"id": "2", "qid": "2", "query": "q", "contents": "c", "x": {deep}}}\n')
+    with pytest.raises(FormatError, match=at(path, 2, "JSON nested")):
+        read_topics(path) if name.startswith("topics") else list(iter_corpus(path))
+
+
+def test_jsonl_nested_less_than_python_limit_but_too_deep(tmp_path: Path) -> None:
+    deep = "[" * 200 + "]" * 200
+    path = write(tmp_path, "t.jsonl", f'{{"qid": "1", "query": "q", "x": {deep}}}\n')
+    with pytest.raises(FormatError, match=at(path, 1, "JSON nested more than 64 levels")):
+        read_topics(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"qid": "1", "query": "a\\ud800b"}', "'query'"),
+        ('{"qid": "1\\udfff", "query": "a"}', "'qid'"),
+        ('{"qid": "1", "query": "a", "\\ud800": 1}', "a key"),
+        ('{"topic_id": "1", "topics": [{"lang": "en", "topic_title": "\\ud800"}]}',
+         "'topics[0].topic_title'"),
+    ],
+)
+def test_jsonl_topics_lone_surrogate(tmp_path: Path, line: str, field: str) -> None:
+    path = write(tmp_path, "t.jsonl", line + "\n")
+    with pytest.raises(FormatError, match=at(path, 1, "lone surrogate \\u")) as info:
+        read_topics(path)
+    assert f"in {field}" in str(info.value) or f"in field {field}" in str(info.value)
+
+
+def test_corpus_lone_surrogate(tmp_path: Path) -> None:
+    text = '{"id": "a", "contents": "x"}\n{"id": "b", "contents": "\\udc80"}\n'
+    path = write(tmp_path, "c.jsonl", text)
+    expected = "lone surrogate \\udc80 in field 'contents'"
+    with pytest.raises(FormatError, match=at(path, 2, expected)):
+        list(iter_corpus(path))
+
+
+def test_json_surrogate_pair_is_one_character(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.jsonl", '{"id": "a", "contents": "\\ud83d\\ude00 ok"}\n')
+    assert list(iter_corpus(path)) == [Doc("a", "\U0001f600 ok")]
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_jsonl_nan_is_not_json(tmp_path: Path, constant: str) -> None:
+    path = write(tmp_path, "c.jsonl", f'{{"id": "a", "contents": "x", "score": {constant}}}\n')
+    with pytest.raises(FormatError, match=at(path, 1, "invalid JSON")):
+        list(iter_corpus(path))
+
+
+@pytest.mark.parametrize("contents", ["", "   ", "\\n\\t", "\\u0001 "])
+def test_corpus_document_without_text_is_named(tmp_path: Path, contents: str) -> None:
+    path = write(tmp_path, "c.jsonl", '{"id": "a", "contents": "x"}\n'
+                 f'{{"id": "doc-7", "contents": "{contents}"}}\n')
+    with pytest.raises(FormatError, match=at(path, 2, "document doc-7 has empty contents")):
+        list(iter_corpus(path))
+
+
+def test_corpus_sgml_document_without_text_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.trec", "<DOC><DOCNO>a</DOCNO>x</DOC>\n<DOC>\n<DOCNO>FT-9</DOCNO>\n"
+                 "<TEXT> </TEXT>\n</DOC>\n")
+    with pytest.raises(FormatError, match=at(path, 2, "document FT-9 has empty contents")):
+        list(iter_corpus(path))
+
+
+@pytest.mark.parametrize(
+    "doc", [Doc("a", " \n"), Doc("a\ud800", "x"), Doc("a", "x\udfff"), Doc("a", "x", "\ud800")]
+)
+def test_write_corpus_refuses_what_iter_corpus_refuses(tmp_path: Path, doc: Doc) -> None:
+    path = write(tmp_path, "corpus.jsonl", '{"id": "old", "contents": "kept"}\n')
+    with pytest.raises(FormatError, match=at(path, None, "")):
+        write_corpus_jsonl(path, [doc])
+    assert list(iter_corpus(path)) == [Doc("old", "kept")]
+
+
+def test_writers_refuse_lone_surrogates(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="lone surrogate"):
+        write_topics_tsv(tmp_path / "t.tsv", [Topic("1", "a\ud800")])
+    with pytest.raises(FormatError, match="lone surrogate"):
+        write_run(tmp_path / "r.trec", [RunRow("1", "d\udc00", 1, 1.0)])
+    with pytest.raises(FormatError, match="lone surrogate"):
+        write_qrels(tmp_path / "q.txt", [Qrel("1\ud800", "d", 1)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_error_messages_show_a_bounded_part_of_a_huge_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.trec", f"1 Q0 d1 1 {'x' * 100000} t\n")
+    with pytest.raises(FormatError) as info:
+        read_run(path)
+    assert len(str(info.value)) < 300
+
+
+# ---------------------------------------------------------------------------------------------
+# The same pathological input in the readers beside this module
+# ---------------------------------------------------------------------------------------------
+
+
+def collection_with(tmp_path: Path, manifest: str | bytes) -> Path:
+    write(tmp_path, "col/corpus.jsonl", '{"id": "a", "contents": "x"}\n')
+    write(tmp_path, "col/manifest.json", manifest)
+    return tmp_path / "col"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "problem"),
+    [
+        ('{"doc_lang": 5}', "'doc_lang' must be a language code"),
+        ('{"query_lang": ["en"]}', "'query_lang' must be a language code"),
+        ('{"doc_lang": ""}', "'doc_lang' must be a language code"),
+        ('{"doc_lang": "f r"}', "'doc_lang' must be a language code"),
+        ('{"name": {"x": 1}}', "'name' must be a string"),
+        ('{"splits": "dev"}', "'splits' must be a list of split names"),
+        ('{"splits": ["dev", "../x"]}', "'splits' must be a list of split names"),
+        ('["doc_lang", "fr"]', "the manifest must be a JSON object"),
+        ('{"doc_lang": "fr",}', "invalid JSON"),
+        ('{"doc_lang": "fr", "n": ' + HUGE + "}", "JSON integer with 5000 digits"),
+        ('{"doc_lang": "fr", "n": ' + "[" * 1000 + "]" * 1000 + "}", "JSON nested"),
+        ('{"doc_lang": "fr", "n": ' + "[" * 100 + "]" * 100 + "}", "JSON nested"),
+        ('{"doc_lang": "fr\\ud800"}', "lone surrogate \\ud800 in field 'doc_lang'"),
+        ('{"doc_lang": NaN}', "invalid JSON"),
+    ],
+)
+def test_collection_manifest_of_the_wrong_shape(
+    tmp_path: Path, manifest: str, problem: str
+) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, manifest)
+    with pytest.raises(FormatError, match=re.escape(f"{root / 'manifest.json'}")) as info:
+        open_collection(root)
+    assert problem in str(info.value)
+
+
+def test_collection_manifest_not_utf8(tmp_path: Path) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, b'{"doc_lang": "fr\xff"}')
+    with pytest.raises(FormatError, match=at(root / "manifest.json", 1, "invalid UTF-8")):
+        open_collection(root)
+
+
+def test_collection_manifest_languages_are_read(tmp_path: Path) -> None:
+    from clir_toolkit.collection import open_collection
+
+    root = collection_with(tmp_path, '{"doc_lang": "zh-hant", "query_lang": "en", "n": 3}')
+    collection = open_collection(root)
+    assert (collection.doc_lang, collection.query_lang) == ("zh-hant", "en")
+    assert collection.split_file("qrels", "dev") == root / "qrels.dev.txt"
+
+
+@pytest.mark.parametrize(("kind", "split"), [("qrels", "../dev"), ("qrels", ""), ("runs", "dev")])
+def test_collection_split_file_refuses_other_names(tmp_path: Path, kind: str, split: str) -> None:
+    from clir_toolkit.collection import open_collection
+
+    collection = open_collection(collection_with(tmp_path, "{}"))
+    with pytest.raises(UsageError):
+        collection.split_file(kind, split)
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "problem"),
+    [
+        ("١٢ 3\nfile 1 0 0\n", 1, "vector count '١٢' is not an integer"),
+        ("2 ٣\nfile 1 0 0\n", 1, "dimension '٣' is not an integer"),
+        (f"{HUGE} 3\nfile 1 0 0\n", 1, "vector count '99999"),
+        ("1 0\nfile\n", 1, "dimension '0' is out of range"),
+        ("3 2\nfile 1 0\ncopy 1 0\n", 1, "the header announces 3 vectors but the file has 2"),
+        ("1 3\nfile 1 ٢ 0\n", 2, "'٢' is not a number"),
+        ("1 3\nfile 1 1_0 0\n", 2, "'1_0' is not a number"),
+        ("1 3\nfile 1 0\t 0\n", 2, "'0\\t' is not a number"),
+    ],
+)
+def test_vec_file_pathological_numbers(
+    tmp_path: Path, content: str, line: int, problem: str
+) -> None:
+    from clir_toolkit.resources.embeddings import load_vec
+
+    path = write(tmp_path, "e.vec", content)
+    with pytest.raises(FormatError, match=at(path, line, problem)) as info:
+        load_vec(path)
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("weight", ["١٢", "1_0", "0x1", "१"])
+def test_dictionary_weight_in_ascii_digits(tmp_path: Path, weight: str) -> None:
+    from clir_toolkit.resources.dictionary import read_dictionary_tsv
+
+    path = write(tmp_path, "d.tsv", f"file\tfichier\t1\ncopy\tcopier\t{weight}\n")
+    with pytest.raises(FormatError, match=at(path, 2, f"weight '{weight}' is not a positive")):
+        read_dictionary_tsv(path)

@@ -9,15 +9,24 @@ file). Builders of real collections live beside this file (``manpages.py``, ``ir
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import sha256_file
+from clir_toolkit.formats import parse_json
 
 CORPUS_NAMES = ("corpus.jsonl", "corpus.jsonl.gz", "corpus.trec", "corpus.sgml")
 MANIFEST = "manifest.json"
+
+
+#: The files of a split that :meth:`Collection.split_file` names.
+SPLIT_KINDS = ("topics", "topics-human", "qrels")
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# ISO 639 codes, with an optional variant: "fr", "zh-hant", "en-simple".
+_LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -39,24 +48,69 @@ class Collection:
     def fingerprint(self) -> str:
         """sha256 of the manifest when there is one, else of the corpus file."""
         manifest = self.root / MANIFEST
-        return sha256_file(manifest if manifest.is_file() else self.corpus)
+        target = manifest if manifest.is_file() else self.corpus
+        try:
+            return sha256_file(target)
+        except OSError as exc:
+            raise FormatError(target, None, f"cannot read the file: {exc.strerror}") from None
 
     def split_file(self, kind: str, split: str) -> Path:
         """``topics``/``topics-human``/``qrels`` file of a split (``train``, ``dev``, ``test``)."""
+        if kind not in SPLIT_KINDS:
+            raise UsageError(f"unknown split file kind {kind!r} (one of {', '.join(SPLIT_KINDS)})")
+        if not _SPLIT_NAME.fullmatch(split):
+            raise UsageError(
+                f"split name {split!r} is not a name such as train, dev or test "
+                "(letters, digits, '.', '_' and '-')"
+            )
         suffix = "txt" if kind == "qrels" else "tsv"
         return self.root / f"{kind}.{split}.{suffix}"
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
-    """The parsed ``manifest.json`` (an object), with a one-line error if it is broken."""
+    """The parsed ``manifest.json``, with a one-line error naming it if it is broken.
+
+    The manifest must be a JSON object (checked by :func:`clir_toolkit.formats.parse_json`);
+    the fields the toolkit reads must have their type: ``doc_lang`` and ``query_lang``
+    language codes, ``name`` and ``description`` strings, ``splits`` a list of split names.
+    Other fields are the builder's record and are left as they are.
+    """
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, exc.lineno, f"invalid JSON: {exc.msg}") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot read the file: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise FormatError(path, None, "not valid UTF-8") from exc
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(path, line, "invalid UTF-8", "save the file as UTF-8") from None
+    manifest = parse_json(path, None, text)
     if not isinstance(manifest, dict):
-        raise FormatError(path, 1, "the manifest must be a JSON object")
+        raise FormatError(path, 1, "the manifest must be a JSON object", '{"doc_lang": "fr", ...}')
+    for key in ("doc_lang", "query_lang"):
+        value = manifest.get(key)
+        if key in manifest and not (isinstance(value, str) and _LANGUAGE.fullmatch(value)):
+            raise FormatError(
+                path,
+                None,
+                f"{key!r} must be a language code, found {json.dumps(value)[:40]}",
+                'an ISO 639 code such as "fr"',
+            )
+    for key in ("name", "description"):
+        if key in manifest and not isinstance(manifest[key], str):
+            raise FormatError(
+                path, None, f"{key!r} must be a string, found {json.dumps(manifest[key])[:40]}"
+            )
+    splits = manifest.get("splits", [])
+    if not isinstance(splits, list) or not all(
+        isinstance(split, str) and _SPLIT_NAME.fullmatch(split) for split in splits
+    ):
+        raise FormatError(
+            path,
+            None,
+            f"'splits' must be a list of split names, found {json.dumps(splits)[:40]}",
+            '["train", "dev", "test"]',
+        )
     return manifest
 
 

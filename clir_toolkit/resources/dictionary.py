@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import math
 import re
 import zlib
 from collections import Counter
@@ -49,7 +48,7 @@ from pathlib import Path
 
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 from clir_toolkit.files import atomic_write, file_stamps
-from clir_toolkit.formats import Topic, iter_lines
+from clir_toolkit.formats import Topic, iter_lines, parse_number, quoted
 from clir_toolkit.resources import data_dir
 
 __all__ = [
@@ -286,7 +285,7 @@ def _cached(
                 saved = json.loads(handle.readline())
                 if isinstance(saved, dict):
                     return BilingualDictionary._from_normalised(saved, name)
-    except (OSError, ValueError):  # no cache yet, or a damaged one: rebuild it
+    except (OSError, ValueError, RecursionError):  # no cache yet, or a damaged one: rebuild it
         pass
     dictionary = BilingualDictionary(build(), name=name)
     with contextlib.suppress(OSError), atomic_write(cache) as handle:
@@ -730,12 +729,15 @@ def read_dictionary_tsv(path: str | Path) -> BilingualDictionary:
 
 
 def _weight(path: Path, number: int, text: str) -> float:
+    """A positive weight written in ASCII decimal notation (not "١٢" or "1_0", which
+    Python's float() would read)."""
+    problem = FormatError(path, number, f"weight {quoted(text)} is not a positive number")
     try:
-        weight = float(text)
-    except ValueError:
-        weight = math.nan
-    if not math.isfinite(weight) or weight <= 0:
-        raise FormatError(path, number, f"weight '{text}' is not a positive number")
+        weight = parse_number(path, number, "weight", text.strip())
+    except FormatError:
+        raise problem from None
+    if weight <= 0:
+        raise problem
     return weight
 
 

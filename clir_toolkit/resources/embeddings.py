@@ -17,6 +17,7 @@ taken from the first line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.files import atomic_write
-from clir_toolkit.formats import iter_lines
+from clir_toolkit.formats import iter_lines, parse_int, parse_number, quoted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,11 +81,25 @@ class Embeddings:
         return Embeddings(list(self.words), dict(self.index), unit.astype(np.float32))
 
 
-def _header(fields: list[str]) -> tuple[int, int] | None:
-    """``(count, dim)`` if the line is a ``.vec`` header, else None."""
-    if len(fields) == 2 and all(field.isdigit() for field in fields):
-        return int(fields[0]), int(fields[1])
-    return None
+# Two runs of digits of any script: the shape of a header line. Its numbers must then be
+# written with ASCII digits (Python's int() reads "١٢" as 12; no other program does).
+_HEADER = re.compile(r"\d+ \d+")
+# What the numbers of a vector line are written with: ASCII digits, signs, '.', exponents,
+# and the letters of nan/inf (refused, with their own message, once parsed).
+_NUMBER_TEXT = re.compile(r"[-+.0-9eE ]*|.*[nN][aA][nN].*|.*[iI][nN][fF].*")
+_MAX_COUNT = 2**63 - 1
+
+
+def _header(path: Path, line: str) -> tuple[int, int] | None:
+    """``(count, dim)`` if the first line is a ``.vec`` header, else None."""
+    if not _HEADER.fullmatch(line.rstrip()):
+        return None
+    count, dim = line.split()
+    fix = "the header is '<count> <dimension>' in the digits 0-9"
+    return (
+        parse_int(path, 1, "vector count", count, low=0, high=_MAX_COUNT, fix=fix),
+        parse_int(path, 1, "dimension", dim, low=1, high=_MAX_COUNT, fix=fix),
+    )
 
 
 def load_vec(
@@ -109,10 +124,11 @@ def load_vec(
     declared: int | None = None
     lines_read = 0
     for number, line in iter_lines(path):
-        fields = line.rstrip().split(" ")
-        if number == 1 and (header := _header(fields)) is not None:
+        if number == 1 and (header := _header(path, line)) is not None:
             declared, dim = header
             continue
+        text = line.rstrip()
+        fields = text.split(" ")
         if limit is not None and len(words) >= limit:
             break
         if not line.strip():
@@ -127,18 +143,18 @@ def load_vec(
             raise FormatError(
                 path,
                 number,
-                f"{len(values)} numbers after '{word}', expected {dim}",
+                f"{len(values)} numbers after {quoted(word)}, expected {dim}",
                 "every line needs the dimension given by the header or the first line",
             )
         if word in index or (vocabulary is not None and word not in vocabulary):
             continue
-        rows.append(_numbers(path, number, values))
+        rows.append(_numbers(path, number, values, text[len(word) + 1 :]))
         index[word] = len(words)
         words.append(word)
     if declared is not None and limit is None and lines_read != declared:
         raise FormatError(
             path,
-            None,
+            1,
             f"the header announces {declared} vectors but the file has {lines_read}",
             "the file is truncated or its header is wrong",
         )
@@ -146,26 +162,30 @@ def load_vec(
     return Embeddings(words, index, matrix)
 
 
-def _numbers(path: Path, number: int, values: list[str]) -> np.ndarray:
+def _numbers(path: Path, number: int, values: list[str], text: str) -> np.ndarray:
+    """The numbers of one line (``values``, split from ``text``) as float32; a FormatError
+    names the first that is not one.
+
+    numpy reads numbers as Python's float() does, which also takes other scripts' digits
+    ("٢"), underscores ("1_0") and surrounding white space: one pattern over the whole text
+    (fast) lets through only ASCII notation, checked value by value when it fails.
+    """
     import numpy as np
 
-    try:
-        with np.errstate(over="ignore"):  # too large for float32: caught as infinite below
-            row = np.array(values, dtype=np.float32)
-    except ValueError:
-        bad = next(value for value in values if not _is_float(value))
-        raise FormatError(path, number, f"'{bad}' is not a number") from None
-    if not np.isfinite(row).all():
-        raise FormatError(path, number, "infinite, NaN or too large value")
-    return row
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    if _NUMBER_TEXT.fullmatch(text):
+        try:
+            with np.errstate(over="ignore"):  # too large for float32: caught as infinite below
+                row = np.array(values, dtype=np.float32)
+        except ValueError:
+            row = None
+        if row is not None:
+            if not np.isfinite(row).all():
+                raise FormatError(path, number, "infinite, NaN or too large value")
+            return row
+    for value in values:
+        if value.lstrip("+-").lower() not in ("nan", "inf", "infinity"):
+            parse_number(path, number, "", value, "write numbers such as -0.0125 or 1e-3")
+    raise FormatError(path, number, "infinite, NaN or too large value")
 
 
 def save_vec(path: str | Path, words: Sequence[str], vectors: np.ndarray) -> None:
