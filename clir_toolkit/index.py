@@ -43,7 +43,7 @@ from clir_toolkit.files import (
     recover_directory,
     scratch,
 )
-from clir_toolkit.formats import iter_corpus
+from clir_toolkit.formats import iter_corpus, parse_json
 
 SIDECAR = "clir-index.json"
 SIDECAR_FORMAT = 1
@@ -109,9 +109,10 @@ def read_index_info(index: str | Path) -> IndexInfo:
         )
     rebuild = "rebuild the index with: clir index --collection DIR --index IDX"
     try:
-        values = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
-        raise FormatError(sidecar, None, f"unreadable index sidecar ({exc})", rebuild) from None
+        text = sidecar.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise FormatError(sidecar, None, "the index sidecar is not UTF-8", rebuild) from None
+    values = parse_json(sidecar, None, text)
     if not isinstance(values, dict):
         raise FormatError(sidecar, None, "the index sidecar is not a JSON object", rebuild)
     for field in fields(IndexInfo):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from clir_toolkit.collection import open_collection
@@ -628,15 +628,6 @@ def test_index_sidecar_round_trip(info: IndexInfo) -> None:
         assert read_index_info(directory) == info
 
 
-@pytest.mark.xfail(
-    reason="index.py: read_index_info decodes clir-index.json with read_text() and "
-    "json.loads() and catches only JSONDecodeError/TypeError, so invalid UTF-8 "
-    "(UnicodeDecodeError), integers over 4,300 digits (ValueError) and deep nesting "
-    "(RecursionError) escape as non-ClirError exceptions; reading it with "
-    "clir_toolkit.formats.parse_json (and checking the field types) is index.py's fix",
-    strict=False,
-)
-@settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])  # no shrinking: it is known
 @given(
     data=st.one_of(
         st.binary(max_size=300),
@@ -652,7 +643,8 @@ def test_index_sidecar_reader_on_anything(data: bytes | str) -> None:
 
 
 def test_index_sidecar_reader_known_failures() -> None:
-    """The inputs the xfail above is about, checked one by one so that a fix shows."""
+    """Inputs that once escaped as other exceptions: invalid UTF-8, a huge integer, deep
+    nesting."""
     escaping = []
     for data in [b'{"language": "fr\xff"}', '{"documents": ' + HUGE_INT + "}", DEEP]:
         with scratch() as directory:
@@ -663,8 +655,7 @@ def test_index_sidecar_reader_known_failures() -> None:
                 pass
             except Exception as exc:  # noqa: BLE001 (recorded, reported below)
                 escaping.append(type(exc).__name__)
-    if escaping:
-        pytest.xfail(f"index.py: read_index_info lets {', '.join(escaping)} escape")
+    assert escaping == []
 
 
 # The placeholders must really produce what they stand for.
