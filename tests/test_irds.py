@@ -577,3 +577,22 @@ def test_command_line(tmp_path: Path, proxy: CountingProxy) -> None:
     )  # fmt: skip
     assert_one_line_error(result, "IR_DATASETS_HOME")
     assert proxy.connections == 0
+
+
+def test_documents_without_text_are_left_out_and_counted(
+    tmp_path: Path, proxy: CountingProxy
+) -> None:
+    home = cache_copy(tmp_path, "hc4")
+    docs = home / "hc4" / "zho" / "hc4_docs.jsonl"
+    rows = [json.loads(line) for line in docs.read_text(encoding="utf-8").splitlines()]
+    rows[1]["title"], rows[1]["text"] = "", "  "
+    docs.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+    out = tmp_path / "hc4-zh"
+    result = build(home, "hc4/zh", out, proxy.url)
+    assert result.returncode == 0, result.stderr
+    assert "1 documents without text were left out" in result.stdout
+    ids = [json.loads(line)["id"] for line in lines(out / "corpus.jsonl")]
+    assert rows[1]["id"] not in ids and len(ids) == len(rows) - 1
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["counts"]["empty_documents"] == 1

@@ -501,6 +501,7 @@ class IrdsSummary:
     qrels: dict[str, int] = field(default_factory=dict)
     qrels_docs_not_in_corpus: int = 0
     qrels_without_topic: int = 0
+    empty_documents: int = 0
     limit_docs: int | None = None
     ir_datasets_version: str = ""
 
@@ -545,7 +546,7 @@ def build_irds_collection(
         splits = judged.splits
         with atomic_directory(out, marker=MANIFEST, what="a collection directory") as tmp:
             judged_docs = {qrel.docid for qrel in judged.qrels}
-            documents, judged_found = _write_corpus(
+            documents, judged_found, empty = _write_corpus(
                 reader, plan, tmp / "corpus.jsonl", judged_docs, progress, limit_docs
             )
             _write_splits(plan, tmp, splits)
@@ -561,6 +562,7 @@ def build_irds_collection(
                 qrels={name: len(s.qrels) for name, s in splits.items()},
                 qrels_docs_not_in_corpus=not_in_corpus,
                 qrels_without_topic=judged.without_topic,
+                empty_documents=empty,
                 limit_docs=limit_docs,
                 ir_datasets_version=str(irds.__version__),
             )
@@ -649,11 +651,13 @@ def _write_corpus(
     judged: set[str],
     progress: bool,
     limit_docs: int | None,
-) -> tuple[int, set[str]]:
-    """Stream the documents into ``corpus.jsonl``; return their number and the judged ones."""
+) -> tuple[int, set[str], int]:
+    """Stream the documents into ``corpus.jsonl``; return their number, the judged ones and
+    the number left out because they have no text (nothing to index or rerank)."""
     from tqdm import tqdm
 
     found: set[str] = set()
+    empty = 0
     total = None
     with contextlib.suppress(Exception):  # a count is only a nicety for the progress bar
         total = reader.load(plan.docs_id).docs_count()
@@ -672,11 +676,16 @@ def _write_corpus(
             dynamic_ncols=True,
         )
         with bar:
+            nonlocal empty
             for count, record in enumerate(bar, start=1):
                 docid = str(record.doc_id)
+                contents = _contents(record)
+                if not contents.strip():
+                    empty += 1
+                    continue
                 if docid in judged:
                     found.add(docid)
-                yield Doc(docid, _contents(record))
+                yield Doc(docid, contents)
                 if limit_docs is not None and count >= limit_docs:
                     break
 
@@ -686,7 +695,7 @@ def _write_corpus(
         raise ClirError(f"{plan.docs_id}: {exc.problem}") from None
     if count == 0:
         raise ClirError(f"{plan.docs_id}: ir_datasets lists no documents")
-    return count, found
+    return count, found, empty
 
 
 def _write_splits(plan: IrdsPlan, directory: Path, splits: dict[str, _Split]) -> None:
@@ -777,6 +786,7 @@ def _write_manifest(
             "qrels_by_grade": grades,
             "qrels_docs_not_in_corpus": summary.qrels_docs_not_in_corpus,
             "qrels_without_topic": summary.qrels_without_topic,
+            "empty_documents": summary.empty_documents,
         },
         "files": files,
     }
@@ -802,6 +812,10 @@ def format_summary(summary: IrdsSummary) -> str:
         lines.append(
             f"  note: {summary.qrels_docs_not_in_corpus:,} judgements name documents that are "
             "not in the corpus"
+        )
+    if summary.empty_documents:
+        lines.append(
+            f"  note: {summary.empty_documents:,} documents without text were left out"
         )
     if summary.qrels_without_topic:
         lines.append(
