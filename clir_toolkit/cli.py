@@ -572,7 +572,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--train-batch-size", type=int, default=128)
     b.add_argument("--warmup", type=int, default=3, help="untimed calls first (default 3)")
     b.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
-    b.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's)")
+    b.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for torch (default: the toolkit's choice, all cores but one, "
+        "unless OMP_NUM_THREADS is set)",
+    )
     b.add_argument(
         "--peak-bandwidth-gbs",
         type=float,
