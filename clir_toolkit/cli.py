@@ -592,7 +592,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the end-to-end demonstration",
         description="Build the English→French man-page collection (if missing), index it, "
         "search its dev topics untranslated, translated by dictionary and written by people, "
-        "and print the evaluation.",
+        "train the dual-encoder reranker on the train split (reused when its inputs are "
+        "unchanged), rerank the dictionary run with it, and print the evaluation with "
+        "significance tests. Progress goes to stderr (none with --quiet).",
     )
     p.add_argument(
         "--collection",
