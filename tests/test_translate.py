@@ -16,7 +16,7 @@ from clir_toolkit.translate.dictionary import (
 )
 from clir_toolkit.translate.embedding import EmbeddingSpace, EmbeddingTranslator
 from clir_toolkit.translate.mt import ApertiumTranslator, FileTranslator
-from tests.conftest import FIXTURES, TINY_FR, run_clir
+from tests.conftest import FIXTURES, TINY_FR, TINY_ZH, run_clir
 
 EN_FR = FIXTURES / "translate" / "en-fr.tsv"
 EN_FR_VEC = FIXTURES / "translate" / "en-fr.vec"
@@ -85,6 +85,31 @@ def test_expanded_alternatives_are_translated_with_their_weight() -> None:
     translated = DictionaryTranslator(dictionary(), "all").translate_one(query)
     # "effacer" is a translation of both words: weights add up.
     assert dict(alternatives(translated)["remove"]) == {"supprimer": 1.0, "effacer": 1.5}
+
+
+def test_keep_source_adds_the_english_word_beside_its_translations() -> None:
+    query = StructuredQuery.plain("q", "list the ls directory")
+    translated = DictionaryTranslator(dictionary(), "all", keep_source=0.5).translate_one(query)
+    assert alternatives(translated) == {
+        "list": [("lister", 1.0), ("liste", 1.0), ("list", 0.5)],
+        "ls": [("ls", 1.0)],  # unknown: already its own only alternative, not added twice
+        "directory": [("répertoire", 1.0), ("directory", 0.5)],
+    }
+
+
+def test_keep_source_is_weighted_against_the_best_translation() -> None:
+    probabilities = {"file": {"fichier": 0.9, "lime": 0.1}}
+    translator = DictionaryTranslator(dictionary(), "weighted", probabilities, keep_source=0.5)
+    weights = dict(
+        alternatives(translator.translate_one(StructuredQuery.plain("q", "file")))["file"]
+    )
+    assert weights["file"] == pytest.approx(0.5 * weights["fichier"], abs=1e-3)
+
+
+@pytest.mark.parametrize("weight", [-0.5, float("nan"), float("inf")])
+def test_keep_source_must_be_a_weight(weight: float) -> None:
+    with pytest.raises(UsageError, match="--keep-source"):
+        DictionaryTranslator(dictionary(), "all", keep_source=weight)
 
 
 def test_unknown_dict_mode_is_a_usage_error() -> None:
@@ -238,4 +263,73 @@ def test_cli_translate_writes_the_structure(tmp_path: Path) -> None:
     records = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     q3 = next(r for r in records if r["qid"] == "q3")
     remove = next(t for t in q3["terms"] if t["source"] == "remove")
+    # By default the English word is kept beside its translations, at half their weight.
+    assert [(a["text"], a["weight"]) for a in remove["alternatives"]] == [
+        ("supprimer", 1.0),
+        ("effacer", 1.0),
+        ("remove", 0.5),
+    ]
+
+
+def test_cli_keep_source_0_keeps_translations_only(tmp_path: Path) -> None:
+    import json
+
+    output = tmp_path / "t.jsonl"
+    result = run_clir(
+        "translate",
+        "--topics",
+        str(TINY_FR / "topics.dev.tsv"),
+        "--output",
+        str(output),
+        "--target-lang",
+        "fr",
+        "--translate",
+        "dict",
+        "--dict",
+        str(EN_FR),
+        "--keep-source",
+        "0",
+        "--quiet",
+    )
+    assert result.returncode == 0, result.stderr
+    q3 = json.loads(output.read_text(encoding="utf-8").splitlines()[2])
+    remove = next(t for t in q3["terms"] if t["source"] == "remove")
     assert [a["text"] for a in remove["alternatives"]] == ["supprimer", "effacer"]
+
+
+def _search(index: Path, topics: Path, output: Path, *options: str) -> str:
+    result = run_clir(
+        "search", "--index", str(index), "--topics", str(topics), "--output", str(output),
+        "--quiet", *options,
+    )
+    assert result.returncode == 0, result.stderr
+    return output.read_text(encoding="utf-8")
+
+
+@pytest.mark.java
+def test_bare_dictionary_search_is_the_best_measured_setting(
+    tmp_path: Path, fr_index: Path
+) -> None:
+    """``--translate dict`` alone searches Pirkola's structure with the English word kept."""
+    topics = TINY_FR / "topics.dev.tsv"
+    bare = _search(fr_index, topics, tmp_path / "bare.trec", "--translate", "dict", "--dict",
+                   str(EN_FR))
+    best = _search(fr_index, topics, tmp_path / "best.trec", "--translate", "dict", "--dict",
+                   str(EN_FR), "--structure", "syn", "--keep-source", "0.5")
+    bag = _search(fr_index, topics, tmp_path / "bag.trec", "--translate", "dict", "--dict",
+                  str(EN_FR), "--structure", "or", "--keep-source", "0")
+    assert bare == best
+    assert bare != bag
+
+
+@pytest.mark.java
+def test_bare_untranslated_search_keeps_a_chinese_query_a_bag_of_words(
+    tmp_path: Path, zh_index: Path
+) -> None:
+    """Pirkola's structure would pool a whole unsegmented query into one pseudo-term."""
+    topics = TINY_ZH / "topics-human.dev.tsv"
+    bare = _search(zh_index, topics, tmp_path / "bare.trec")
+    bag = _search(zh_index, topics, tmp_path / "bag.trec", "--structure", "or")
+    pooled = _search(zh_index, topics, tmp_path / "pooled.trec", "--structure", "syn")
+    assert bare == bag
+    assert bare != pooled

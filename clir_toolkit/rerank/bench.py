@@ -15,8 +15,9 @@ Each measurement runs ``warmup`` iterations first (CUDA kernels compiled and cac
 allocated), then as many iterations as fit in ``seconds`` (at least ``min_iterations``);
 on CUDA, ``torch.cuda.synchronize()`` is called before the clock starts and before it stops,
 since kernels run asynchronously. On a CPU shared with other work, torch's threads wait for
-each other at every operation: ``threads = 1`` can then be several times faster than the
-default (measured on a busy 2-core machine: K-NRM 5,600 against 220 pairs/s).
+each other at every operation: without ``threads`` the CPU is measured with the count the
+toolkit trains and scores with (:mod:`clir_toolkit.rerank.threads`), and ``threads`` sets
+another (e.g. 2 to see torch's own choice on two cores).
 
 On CUDA the scoring rate is also expressed as a share of the GPU's memory bandwidth
 (``peak_bandwidth_gbs``, default 3350 GB/s, the H100 SXM's HBM3): scoring a pair must read
@@ -59,7 +60,7 @@ class BenchSettings:
     seconds: float = 2.0
     min_iterations: int = 3
     peak_bandwidth_gbs: float = DEFAULT_PEAK_BANDWIDTH_GBS
-    threads: int | None = None  # CPU threads of torch; None: torch's default
+    threads: int | None = None  # CPU threads of torch; None: the toolkit's choice
     seed: int = 0
 
     def check(self) -> None:
@@ -232,13 +233,13 @@ def bench_rerank(
     import torch
 
     from clir_toolkit.rerank.device import check_precision, resolve_device
+    from clir_toolkit.rerank.threads import use_fastest_threads
 
     settings.check()
     names = list(devices) if devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     targets = [resolve_device(name) for name in names]
     default_threads = torch.get_num_threads()
-    if settings.threads is not None:
-        torch.set_num_threads(settings.threads)
+    use_fastest_threads(settings.threads)
     rows = []
     try:
         for target in targets:

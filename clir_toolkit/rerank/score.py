@@ -340,7 +340,9 @@ def score_run(
     """
     from clir_toolkit.formats import write_run
     from clir_toolkit.rerank.device import check_precision, resolve_device
+    from clir_toolkit.rerank.threads import use_fastest_threads
 
+    use_fastest_threads()
     started = time.perf_counter()
     if depth < 1:
         raise UsageError(f"--depth must be at least 1, not {depth}")

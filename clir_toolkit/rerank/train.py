@@ -761,7 +761,9 @@ def train_reranker(config: TrainConfig) -> TrainReport:
     from clir_toolkit.collection import open_collection
     from clir_toolkit.rerank.data import cache_dir_for
     from clir_toolkit.rerank.device import check_precision, resolve_device
+    from clir_toolkit.rerank.threads import use_fastest_threads
 
+    use_fastest_threads()
     started = time.perf_counter()
     config = _resolved(config)
     _check_files(config)

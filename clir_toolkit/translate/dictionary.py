@@ -24,6 +24,13 @@ experiments with stemmed dictionary lookup (thesis §2.2.2).
 
 When the query was expanded before translation (WordNet synonyms as extra alternatives of
 a term), each alternative is translated and its weight multiplies its candidates' weights.
+
+``keep_source`` (a weight w > 0) keeps the untranslated English word as one more
+alternative of every translated term, weighted w times the term's strongest candidate: in
+Pirkola's structure the word and its translations then form one pseudo-term, so a page that
+kept the English word (a command name, a technical term left in English) matches as well as
+one that translated it. A word the dictionary lacks is kept in every mode (it is its own
+only alternative).
 """
 
 from __future__ import annotations
@@ -49,15 +56,20 @@ class DictionaryTranslator:
         mode: str = "all",
         probabilities: dict[str, dict[str, float]] | None = None,
         base_forms: Callable[[str], list[str]] | None = None,
+        keep_source: float = 0.0,
     ) -> None:
         if mode not in DICT_MODES:
             raise UsageError(f"unknown --dict-mode '{mode}' (use one of: {', '.join(DICT_MODES)})")
+        if not 0.0 <= keep_source < float("inf"):
+            raise UsageError(f"--keep-source must be a weight of 0 or more, not {keep_source}")
         self.dictionary = dictionary
         self.mode = mode
         self.probabilities = probabilities
         self.base_forms = base_forms
+        self.keep_source = keep_source
         self._memory: dict[str, list[tuple[str, float]]] = {}
-        self.name = f"dict:{getattr(dictionary, 'name', 'dictionary')}/{mode}"
+        keep = f"+source {keep_source:g}" if keep_source else ""
+        self.name = f"dict:{getattr(dictionary, 'name', 'dictionary')}/{mode}{keep}"
 
     def translate(self, queries: Sequence[StructuredQuery]) -> list[StructuredQuery]:
         return [self.translate_one(query) for query in queries]
@@ -69,11 +81,19 @@ class DictionaryTranslator:
             for alternative in alternatives:
                 for text, weight in self.candidates(alternative.text):
                     translated[text] = translated.get(text, 0.0) + weight * alternative.weight
+            if translated and self.keep_source:
+                self._keep_source(source, translated)
             if translated:
                 terms.append(
                     QueryTerm(source, tuple(Alternative(t, w) for t, w in translated.items()))
                 )
         return StructuredQuery(query.qid, tuple(terms), query.original)
+
+    def _keep_source(self, source: str, translated: dict[str, float]) -> None:
+        """Add the source word(s) to a term's translations, ``keep_source`` × the strongest."""
+        text = " ".join(source_words(source))
+        if text and text not in translated:
+            translated[text] = self.keep_source * max(translated.values())
 
     def _phrases(self, query: StructuredQuery) -> list[tuple[str, list[Alternative]]]:
         """Source terms, merging consecutive plain words that form a dictionary headword."""

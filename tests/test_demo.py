@@ -1,0 +1,65 @@
+"""``clir demo``: baselines and the neural reranker side by side, on the tiny collection."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.conftest import TINY_FR, run_clir
+
+
+def tiny_with_train_split(tmp_path: Path) -> Path:
+    """tiny-fr with a train split (its dev queries again: the plumbing, not a benchmark)."""
+    collection = tmp_path / "tiny-fr"
+    shutil.copytree(TINY_FR, collection)
+    shutil.copy(collection / "topics.dev.tsv", collection / "topics.train.tsv")
+    shutil.copy(collection / "qrels.dev.txt", collection / "qrels.train.txt")
+    manifest = json.loads((collection / "manifest.json").read_text(encoding="utf-8"))
+    manifest["splits"] = ["train", "dev"]
+    (collection / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return collection
+
+
+def demo(collection: Path, workdir: Path, *options: str) -> tuple[str, str]:
+    result = run_clir("demo", "--collection", str(collection), "--workdir", str(workdir), *options)
+    assert result.returncode == 0, result.stderr
+    return result.stdout, result.stderr
+
+
+def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: Path) -> None:
+    collection = tiny_with_train_split(tmp_path)
+    workdir = tmp_path / "work"
+    report, progress = demo(collection, workdir, "--quiet")
+    assert progress == ""  # --quiet: nothing on stderr
+    rows = [
+        line.split()[0]
+        for line in report.splitlines()
+        if line.startswith(("bm25", "dual")) and not line.split()[0].endswith(":")
+    ]
+    # One table against the untranslated run, then the reranker against its first stage.
+    assert rows == [
+        "bm25-untranslated",
+        "bm25-dict",
+        "dual-sosl+bm25",
+        "bm25-human",
+        "bm25-dict",
+        "dual-sosl+bm25",
+    ]
+    assert "Reranking against its first stage" in report
+    assert "nDCG@10" in report and "paired t-test" in report
+    model = workdir / "models" / "tiny-fr" / "dual-sosl.pt"
+    assert model.is_file()
+
+    # A second demo on the same inputs reuses the model instead of training it again.
+    made = model.stat().st_mtime_ns
+    again, progress = demo(collection, workdir)
+    assert again == report
+    assert "reusing" in progress and "training the reranker" not in progress
+    assert model.stat().st_mtime_ns == made
+
+
+def test_demo_without_a_train_split_shows_the_baselines_and_says_why(tmp_path: Path) -> None:
+    report, progress = demo(TINY_FR, tmp_path)
+    assert "bm25-human" in report and "dual-sosl" not in report
+    assert "no train split" in progress
