@@ -152,7 +152,7 @@ def _index(collection: Collection, index: Path, quiet: bool) -> Path:
         current = False
     if not current:
         log(quiet, f"indexing {collection.root} → {index}")
-        build_index(collection.root, index, verbose=False)  # Java's log would go to stdout
+        build_index(collection.root, index, verbose=not quiet)
     return index
 
 
