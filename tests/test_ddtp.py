@@ -369,6 +369,11 @@ def test_manifest_takes_the_uris_apt_reported(lists: Path, tmp_path: Path) -> No
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     read = {entry["file"]: entry["uri"] for entry in manifest["source"]["lists"]}
     assert read[f"{PREFIX}_i18n_Translation-fr.lz4"] == uri
+    # the Release file, which apt does not list, gets the scheme of its archive
+    assert read[RELEASE] == "http://example.org/debian/dists/testing/InRelease"
+    assert read[f"{PREFIX}_i18n_Translation-en.lz4"] == (
+        "http://example.org/debian/dists/testing/main/i18n/Translation-en"
+    )
 
 
 def test_chinese_reads_zh_cn_lists(tmp_path: Path) -> None:

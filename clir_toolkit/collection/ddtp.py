@@ -268,9 +268,17 @@ def find_lists(lists: Path, code: str) -> list[ListGroup]:
 
 def _uri_of(name: str, known: dict[str, str]) -> str:
     """apt's URI of a list file: from ``clir-sources.tsv`` when a fetch wrote one, else
-    decoded from the file name (apt's ``URItoFileName``, which drops the scheme)."""
+    decoded from the file name (apt's ``URItoFileName``, which drops the scheme). A
+    Release file is no index target of apt's: it gets the scheme of its archive's lists."""
     stem = name.removesuffix(".lz4")
-    return known.get(name) or known.get(stem) or unquote(stem.replace("_", "/"))
+    if name in known or stem in known:
+        return known.get(name) or known[stem]
+    decoded = unquote(stem.replace("_", "/"))
+    for uri in sorted(known.values()):
+        scheme, separator, rest = uri.partition("://")
+        if separator and decoded.startswith(rest.split("/dists/")[0] + "/dists/"):
+            return f"{scheme}://{decoded}"
+    return decoded
 
 
 def _known_uris(lists: Path) -> dict[str, str]:
