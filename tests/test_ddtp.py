@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -494,4 +495,23 @@ def test_command_line_without_apt_get(tmp_path: Path) -> None:
         env={"PATH": str(empty), "CLIR_DATA": str(tmp_path / "data")},
     )  # fmt: skip
     assert_one_line_error(result, "apt-get not found", "--lists DIR")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt-get (Debian or Ubuntu)")
+def test_command_line_without_network(tmp_path: Path) -> None:
+    # apt's proxy is a closed local port: every source fails at once, as without a network
+    config = tmp_path / "apt.conf"
+    config.write_text(
+        'Acquire::http::Proxy "http://127.0.0.1:9";\n'
+        'Acquire::https::Proxy "http://127.0.0.1:9";\nAcquire::Retries "0";\n'
+    )
+    result = run_clir(
+        "collection", "build", "ddtp", "--lang", "fr", "--out", str(tmp_path / "out"),
+        "--quiet", env={"APT_CONFIG": str(config), "CLIR_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert_one_line_error(
+        result, "apt-get update could not fetch the Debian lists", "Failed to fetch",
+        "check the network, or pass --lists DIR",
+    )  # fmt: skip
     assert not (tmp_path / "out").exists()

@@ -148,9 +148,9 @@ def fetch_lists(lists: Path) -> str | None:
     """Run ``apt-get update`` into ``lists`` (created if needed); then record apt's URI of
     each list file in ``lists/clir-sources.tsv``.
 
-    Returns apt's first error line when it reported one (a source of the system that could
-    not be reached, say) but the lists were written; a build then checks that the files it
-    needs are there.
+    Returns apt's first error line when it reported one (no network, a source of the
+    system that could not be reached), else None: a build then checks that the files it
+    needs are there (they can be those of an earlier fetch).
     """
     apt = _apt_get()
     lists = lists.absolute()
@@ -163,11 +163,6 @@ def fetch_lists(lists: Path) -> str | None:
     result = subprocess.run(
         [apt, *_apt_options(lists), "update"], capture_output=True, text=True, check=False
     )
-    problems = [
-        line.strip()
-        for line in (result.stderr + result.stdout).splitlines()
-        if line.startswith(("E:", "W:", "Err:"))
-    ]
     targets = subprocess.run(
         [apt, *_apt_options(lists), "indextargets", "--format", "$(URI)\t$(FILENAME)"],
         capture_output=True,
@@ -181,10 +176,13 @@ def fetch_lists(lists: Path) -> str | None:
     )
     with atomic_write(lists / SOURCES_FILE) as handle:
         handle.writelines(rows)
-    if result.returncode != 0:
-        errors = [line for line in problems if line.startswith("E:")] or problems
-        return errors[0] if errors else f"apt-get update exited with status {result.returncode}"
-    return None
+    # apt reports a source it cannot reach with "W: Failed to fetch", and exits with 0
+    lines = [" ".join(line.split()) for line in (result.stderr + result.stdout).splitlines()]
+    errors = [line for line in lines if line.startswith("E:")]
+    errors += [line for line in lines if line.startswith("W: Failed to fetch")]
+    if errors:
+        return errors[0]
+    return f"apt-get update exited with {result.returncode}" if result.returncode else None
 
 
 @dataclass(frozen=True)
