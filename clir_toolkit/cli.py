@@ -205,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "collection",
         parents=[common],
-        help="build test collections (Debian man pages, ir_datasets)",
+        help="build test collections (Debian man pages and package descriptions, ir_datasets)",
         description="Build a collection directory: corpus, topics, human topics, graded "
         "qrels and manifest, split 60/20/20 into train/dev/test.",
     )
@@ -227,6 +227,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="hard: documents without their NAME section (default: standard)",
     )
     c.set_defaults(handler=cmd_collection_manpages)
+    c = build.add_parser(
+        "ddtp",
+        parents=[common],
+        help="English→L CLIR collection from Debian's translated package descriptions",
+    )
+    c.add_argument("--lang", required=True, help="fr, de, it, ja, ru, es or zh")
+    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    c.add_argument(
+        "--variant",
+        default="standard",
+        choices=["standard", "hard"],
+        help="hard: documents without their translated synopsis (default: standard)",
+    )
+    c.add_argument(
+        "--lists",
+        type=Path,
+        help="build offline from apt lists saved in DIR (default: fetch them with apt-get "
+        "into $CLIR_DATA/ddtp/lists, kept for reuse)",
+        metavar="DIR",
+    )
+    c.set_defaults(handler=cmd_collection_ddtp)
     c = build.add_parser(
         "irds", parents=[common], help="a collection from an ir_datasets dataset (cached locally)"
     )
@@ -637,6 +658,16 @@ def cmd_collection_manpages(args: argparse.Namespace) -> int:
 
     summary = build_manpages_collection(
         args.lang, args.out, variant=args.variant, progress=not args.quiet
+    )
+    print(format_summary(summary))
+    return 0
+
+
+def cmd_collection_ddtp(args: argparse.Namespace) -> int:
+    from clir_toolkit.collection.ddtp import build_ddtp_collection, format_summary
+
+    summary = build_ddtp_collection(
+        args.lang, args.out, variant=args.variant, lists=args.lists, progress=not args.quiet
     )
     print(format_summary(summary))
     return 0
