@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
 from clir_toolkit.rerank import losses
 from clir_toolkit.rerank.data import rerank_tokens
 from clir_toolkit.rerank.score import load_model, score_run
 from clir_toolkit.rerank.train import TrainConfig, train_reranker
-from tests.conftest import TINY_FR
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 TOPICS = TINY_FR / "topics.dev.tsv"
 QRELS = TINY_FR / "qrels.dev.txt"
@@ -332,3 +332,68 @@ def test_training_and_scoring_need_no_java(tmp_path: Path, first_stage: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "72"  # 6 queries x 12 pages
+
+
+# ---------------------------------------------------------------------------------------------
+# Options: one check of each value, for the command line and the recipes alike
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("batch_size", 0, "--batch-size must be at least 1 (got 0)"),
+        ("batch_size", 2.5, "--batch-size must be an integer (got 2.5)"),
+        ("epochs", 0, "--epochs must be at least 1 (got 0)"),
+        ("negatives_per_query", 0, "--negatives must be at least 1 (got 0)"),
+        ("max_doc_len", -3, "--max-doc-len must be at least 1 (got -3)"),
+        ("depth", 0, "--depth must be at least 1 (got 0)"),
+        ("dim", 0, "--dim must be at least 1 (got 0)"),
+        ("parallel_epochs", -1, "--parallel-epochs must be at least 0 (got -1)"),
+        ("lr", 0.0, "--lr must be greater than 0 and less than 3.40282e+38 (got 0.0)"),
+        ("lr", math.nan, "--lr must be a finite number (got nan)"),
+        ("grad_clip", -1.0, "--grad-clip must be greater than 0 (got -1.0)"),
+        ("epsilon", -0.5, "--epsilon must be at least 0 (got -0.5)"),
+        ("epsilon", math.inf, "--epsilon must be a finite number (got inf)"),
+        ("sosl_thresholds", (0.7, 0.2), "--sosl-thresholds must be a list of 2 numbers in"),
+        ("sosl_thresholds", (0.2, 1.5), "--sosl-thresholds must be greater than -1 and less"),
+        ("seed", -1, "--seed must be between 0 and 4294967295 (got -1)"),
+        ("model", "bert", '--model must be one of "knrm", "dual" (got "bert")'),
+        ("device", "gpu", '--device must be a device: auto, cpu, cuda or cuda:N (got "gpu")'),
+    ],
+)
+def test_a_bad_training_option_is_refused_when_the_config_is_made(
+    tmp_path: Path, option: str, value: object, message: str
+) -> None:
+    """Not silently replaced by a default (``--batch-size 0`` used to train with 128)."""
+    with pytest.raises(UsageError) as caught:
+        _config(tmp_path, tmp_path / "run.trec", **{option: value})
+    assert str(caught.value).startswith(message)
+
+
+def test_clir_rerank_train_refuses_batch_size_0_in_one_line(tmp_path: Path) -> None:
+    result = run_clir(
+        "rerank", "train", "--collection", str(TINY_FR), "--topics", str(TOPICS),
+        "--qrels", str(QRELS), "--run", str(tmp_path / "run.trec"),
+        "--output", str(tmp_path / "m.pt"), "--batch-size", "0",
+    )  # fmt: skip
+    assert_one_line_error(result, "--batch-size must be at least 1 (got 0)", status=2)
+    assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"depth": 0}, "--depth must be at least 1 (got 0)"),
+        ({"batch_size": 0}, "--batch-size must be at least 1 (got 0)"),
+        ({"interpolate": 1.5}, "--interpolate must be between 0 and 1 (got 1.5)"),
+        ({"interpolate": math.nan}, "--interpolate must be a finite number (got nan)"),
+        ({"depth": True}, "--depth must be an integer (got true)"),
+    ],
+)
+def test_a_bad_scoring_option_is_refused(
+    tmp_path: Path, options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        _score(tmp_path / "m.pt", tmp_path / "run.trec", tmp_path / "x.trec", tmp_path, **options)
+    assert str(caught.value) == message

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.errors import ClirError
+from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.rerank.data import PAD_ID, Vocabulary
 
 if TYPE_CHECKING:
@@ -39,6 +40,16 @@ if TYPE_CHECKING:
     from clir_toolkit.rerank.data import DocumentEncoder
 
 MODEL_FORMAT = "clir-toolkit-reranker/1"
+DEFAULT_DEPTH = 100
+
+SCORE_PARAMS = declare(
+    Param("depth", int, DEFAULT_DEPTH, "candidates reranked per query", minimum=1,
+          flag="--depth"),
+    Param("batch_size", int, 256, "pairs scored per batch", minimum=1, flag="--batch-size"),
+    Param("interpolate", float, doc="λ of λ·neural + (1 − λ)·first stage", minimum=0,
+          maximum=1, optional=True, flag="--interpolate"),
+)  # fmt: skip
+"""The options of :func:`score_run` that a value can be wrong for."""
 
 
 @dataclass
@@ -323,7 +334,7 @@ def score_run(
     topics: str | Path,
     run: str | Path,
     output: str | Path,
-    depth: int = 100,
+    depth: int = DEFAULT_DEPTH,
     device: str = "auto",
     interpolate: float | None = None,
     batch_size: int = 256,
@@ -342,12 +353,10 @@ def score_run(
     from clir_toolkit.rerank.device import check_precision, resolve_device
 
     started = time.perf_counter()
-    if depth < 1:
-        raise UsageError(f"--depth must be at least 1, not {depth}")
-    if batch_size < 1:
-        raise UsageError(f"--batch-size must be at least 1, not {batch_size}")
-    if interpolate is not None and not 0.0 <= interpolate <= 1.0:
-        raise UsageError(f"--interpolate must lie between 0 and 1, not {interpolate}")
+    check_options(
+        {"depth": depth, "batch_size": batch_size, "interpolate": interpolate},
+        SCORE_PARAMS.values(),
+    )
     target = resolve_device(device)
     check_precision(precision, target)
     reranker = load_model(model_path, target)

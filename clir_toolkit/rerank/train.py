@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
+from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank.data import (
     EncodedExamples,
     Example,
@@ -138,6 +139,73 @@ class TrainConfig:
     #: so that a monolingual model begins with exact matches (K-NRM's exact-match kernel).
     tie_embeddings: bool = False
 
+    def __post_init__(self) -> None:
+        """Check every option against :data:`TRAIN_PARAMS` (a UsageError naming its flag)."""
+        for name, value in check_options(vars(self), TRAIN_PARAMS.values()).items():
+            setattr(self, name, value)
+
+
+TRAIN_PARAMS = with_defaults(
+    declare(
+        Param("model", str, doc="the reranker", choices=MODELS, flag="--model"),
+        Param("encoder", str, doc="the dual encoder's text encoder", choices=ENCODERS,
+              flag="--encoder"),
+        Param("loss", str, doc="the training loss (default: hinge for knrm, sosl for dual)",
+              choices=LOSSES, optional=True, flag="--loss"),
+        Param("embeddings", Path, doc=".vec file initialising both embedding tables",
+              optional=True, flag="--embeddings"),
+        Param("query_embeddings", Path, doc=".vec file of the query table", optional=True,
+              flag="--query-embeddings"),
+        Param("doc_embeddings", Path, doc=".vec file of the document table", optional=True,
+              flag="--doc-embeddings"),
+        Param("parallel_epochs", int, doc="epochs of pre-training on parallel text", minimum=0,
+              flag="--parallel-epochs"),
+        Param("parallel_negatives", int, doc="negatives per parallel sentence", minimum=1,
+              flag="--parallel-negatives"),
+        Param("epochs", int, doc="epochs of training on the relevance judgements", minimum=1,
+              flag="--epochs"),
+        Param("batch_size", int, doc=f"examples per step (default {DEFAULT_BATCH_SIZE})",
+              minimum=1, optional=True, flag="--batch-size"),
+        Param("lr", float, doc="Adam's learning rate (default: 1e-3 for knrm, 0.01 for dual)",
+              above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
+        Param("dim", int, doc="embedding size (default 300, or the .vec file's)", minimum=1,
+              optional=True, flag="--dim"),
+        Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
+        Param("max_doc_len", int, doc="document words read", minimum=1, flag="--max-doc-len"),
+        Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
+              flag="--min-count"),
+        Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,
+              optional=True, flag="--max-vocab"),
+        Param("negatives_per_query", int, doc="non-relevant first-stage candidates per query",
+              minimum=1, flag="--negatives"),
+        Param("depth", int, doc="dev candidates reranked per query", minimum=1, flag="--depth"),
+        Param("seed", int, doc="seed of every random choice", minimum=0, maximum=2**32 - 1,
+              flag="--seed"),
+        Param("device", str, doc="where to train",
+              form=Form(r"auto|cpu|cuda(:[0-9]+)?", "a device: auto, cpu, cuda or cuda:N"),
+              flag="--device"),
+        Param("precision", str, doc="floating-point precision of the matrix products",
+              choices=("fp32", "bf16", "fp16"), flag="--precision"),
+        Param("grad_clip", float, doc="largest gradient norm (default: no clipping)", above=0,
+              optional=True, flag="--grad-clip"),
+        Param("query_language", str, doc="analysis language of the queries", optional=True,
+              flag="--query-lang"),
+        Param("doc_language", str, doc="analysis language of the documents", optional=True,
+              flag="--doc-lang"),
+        Param("resume", bool, doc="continue from OUTPUT.ckpt", flag="--resume"),
+        Param("verbose", bool, doc="progress on stderr", flag="--quiet"),
+        Param("epsilon", float, doc="the dual encoder's smoothness ε (0: the plain cosine)",
+              minimum=0, optional=True, flag="--epsilon"),
+        Param("sosl_thresholds", float, doc="SOSL's inner thresholds θ1 < θ2 (default 0.2, 0.7)",
+              above=-1, below=1, shape="list", length=2, increasing=True, optional=True,
+              flag="--sosl-thresholds"),
+        Param("tie_embeddings", bool, doc="start shared words with the same vector",
+              flag="--tie-embeddings"),
+    ),
+    TrainConfig,
+)  # fmt: skip
+"""The options of :class:`TrainConfig` that a value can be wrong for (paths aside)."""
+
 
 @dataclass
 class EpochRecord:
@@ -179,47 +247,13 @@ def _optional_path(value: str | Path | None) -> Path | None:
 
 
 def _resolved(config: TrainConfig) -> TrainConfig:
-    """A copy of ``config`` with defaults filled in and every value checked."""
-    from clir_toolkit.rerank.device import DEVICES, PRECISIONS
-
-    if config.model not in MODELS:
-        raise UsageError(f"unknown model {config.model!r} (choose {', '.join(MODELS)})")
-    if config.encoder not in ENCODERS:
-        raise UsageError(f"unknown encoder {config.encoder!r} (choose {', '.join(ENCODERS)})")
-    loss = config.loss or DEFAULT_LOSS[config.model]
-    if loss not in LOSSES:
-        raise UsageError(f"unknown loss {loss!r} (choose {', '.join(LOSSES)})")
-    if config.device not in DEVICES and not config.device.startswith("cuda:"):
-        raise UsageError(f"unknown device {config.device!r} (choose {', '.join(DEVICES)})")
-    if config.precision not in PRECISIONS:
-        raise UsageError(f"unknown precision {config.precision!r} ({', '.join(PRECISIONS)})")
+    """A copy of ``config`` with the model's defaults filled in (its values are checked)."""
     dev = (config.dev_topics, config.dev_qrels, config.dev_run)
     if any(p is not None for p in dev) and any(p is None for p in dev):
         raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
-    positive = {
-        "epochs": config.epochs,
-        "max_query_len": config.max_query_len,
-        "max_doc_len": config.max_doc_len,
-        "min_count": config.min_count,
-        "depth": config.depth,
-    }
-    for name, value in positive.items():
-        if value < 1:
-            raise UsageError(f"{name} must be at least 1, not {value}")
-    if config.negatives_per_query < 1:
-        raise UsageError(
-            f"negatives_per_query must be at least 1, not {config.negatives_per_query}"
-        )
-    if config.parallel_epochs < 0:
-        raise UsageError(f"parallel_epochs must be 0 or more, not {config.parallel_epochs}")
-    batch_size = config.batch_size or DEFAULT_BATCH_SIZE
-    if batch_size < 1:
-        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    loss = config.loss or DEFAULT_LOSS[config.model]
+    batch_size = config.batch_size if config.batch_size is not None else DEFAULT_BATCH_SIZE
     lr = config.lr if config.lr is not None else DEFAULT_LR[config.model]
-    if not 0 < lr < FLOAT32_MAX:
-        raise UsageError(f"the learning rate must be a positive float32 number, not {lr}")
-    if config.grad_clip is not None and not config.grad_clip > 0:
-        raise UsageError(f"grad_clip must be positive, not {config.grad_clip}")
     resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
         setattr(resolved, name, _optional_path(getattr(resolved, name)))
@@ -619,7 +653,8 @@ def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.de
     """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
     from clir_toolkit.rerank.score import rerank_rows, score_encoded
 
-    batch_size = max(config.batch_size or DEFAULT_BATCH_SIZE, 256)
+    assert config.batch_size is not None
+    batch_size = max(config.batch_size, 256)
     neural = score_encoded(model, dev.encoded, device, batch_size, config.precision)
     rows = rerank_rows(dev.ranked, neural, config.depth)
     return mean_measure(dev.qrels, rows, DEV_MEASURE)
