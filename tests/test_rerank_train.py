@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -397,3 +400,121 @@ def test_a_bad_scoring_option_is_refused(
     with pytest.raises(UsageError) as caught:
         _score(tmp_path / "m.pt", tmp_path / "run.trec", tmp_path / "x.trec", tmp_path, **options)
     assert str(caught.value) == message
+
+
+def test_resuming_with_fewer_epochs_than_the_checkpoint_is_refused(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    report = train_reranker(_config(tmp_path, first_stage, epochs=2))
+    model = report.output.read_bytes()
+    with pytest.raises(UsageError, match=r"model.pt.ckpt: the checkpoint is at epoch 2, past "):
+        train_reranker(_config(tmp_path, first_stage, epochs=1, resume=True))
+    assert report.output.read_bytes() == model  # nothing rewritten
+    resumed = train_reranker(_config(tmp_path, first_stage, epochs=2, resume=True))
+    assert resumed.start_epoch == 3 and [r.epoch for r in resumed.history] == [1, 2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files and checkpoints with the right format tag but the wrong content
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, first_stage: Path) -> Path:
+    """A one-epoch K-NRM, with its checkpoint beside it (``model.pt.ckpt``)."""
+    directory = tmp_path_factory.mktemp("trained")
+    return train_reranker(_config(directory, first_stage, epochs=1)).output
+
+
+def _edited(source: Path, target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    data = torch.load(source, weights_only=True)
+    edit(data)
+    torch.save(data, target)
+    return target
+
+
+def _shape(key: str, rows: int) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data[key]["query_embedding.weight"] = torch.zeros(rows, 16)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.pop("state_dict"), "not a clir_toolkit reranker: missing key 'state_dict'"),
+        (lambda d: d.pop("query_vocab"), "missing key 'query_vocab'"),
+        (lambda d: d.update(max_query_len="20"), "key 'max_query_len' holds str, expected an"),
+        (lambda d: d.update(config=[1]), "key 'config' holds list, expected a dictionary"),
+        (lambda d: d.update(model_type="bert"), 'unknown model type "bert"'),
+        (lambda d: d["config"].update(dim="16"), "its config makes no knrm model"),
+        (lambda d: d["config"].update(colour=1), "its config makes no knrm model"),
+        (_shape("state_dict", 3), "tensor 'query_embedding.weight' has shape (3, 16), expected"),
+        (lambda d: d["state_dict"].pop("ranker.bias"), "missing tensor 'ranker.bias'"),
+        (lambda d: d["state_dict"].update(extra=torch.zeros(1)), "unexpected tensor 'extra'"),
+        (lambda d: d["state_dict"].update(extra=[1]), "key 'state_dict' holds dict, expected a"),
+        (lambda d: d["query_vocab"].update(words=5), "key 'query_vocab' is not a vocabulary"),
+        (lambda d: d["doc_vocab"]["words"].pop(), "the doc vocabulary has"),
+        (
+            lambda d: d["state_dict"].update(
+                {"ranker.bias": d["state_dict"]["ranker.bias"].long()}
+            ),
+            "tensor 'ranker.bias' holds torch.int64, expected floating point",
+        ),
+    ],
+)
+def test_a_model_file_with_wrong_content_is_one_format_error(
+    tmp_path: Path, trained: Path, edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    path = _edited(trained, tmp_path / "edited.pt", edit)
+    with pytest.raises(FormatError) as caught:
+        load_model(path)
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+
+
+def test_a_plain_pickle_given_as_a_model_is_one_line_and_no_warning(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    model = tmp_path / "pickle.pt"
+    model.write_bytes(pickle.dumps({"format": "clir-toolkit-reranker/1"}, protocol=4))
+    result = run_clir(
+        "rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+        "--topics", str(TOPICS), "--run", str(first_stage), "--output", str(tmp_path / "x.trec"),
+        "--device", "cpu",
+    )  # fmt: skip
+    assert_one_line_error(result, f"{model}: not a reranker model file (UnpicklingError)")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.pop("optimiser"), "not a clir_toolkit training checkpoint: missing key"),
+        (lambda d: d.update(completed="1"), "key 'completed' holds str, expected an integer"),
+        (lambda d: d.update(history=[{"epoch": 1}]), "(history): missing key 'phase'"),
+        (_shape("model", 5), "tensor 'query_embedding.weight' has shape (5, 16), expected"),
+        (_shape("best_state", 5), "tensor 'query_embedding.weight' has shape (5, 16), expected"),
+        (lambda d: d.update(rng_torch=torch.zeros(3)), "'rng_torch' is not a random state"),
+        (lambda d: d.update(rng_shuffle=torch.zeros(3)), "'rng_shuffle' is not a random state"),
+        (lambda d: d["optimiser"].update(param_groups=[]), "'optimiser' does not fit"),
+        (
+            lambda d: d["optimiser"]["state"][0].update(exp_avg=torch.zeros(2, 2)),
+            "'optimiser' does not fit (exp_avg of parameter 0 has shape (2, 2), expected",
+        ),
+        (lambda d: d["doc_vocab"].update(language=3), "'doc_vocab' is not a vocabulary"),
+    ],
+)
+def test_a_checkpoint_with_wrong_content_is_one_format_error(
+    tmp_path: Path,
+    first_stage: Path,
+    trained: Path,
+    edit: Callable[[dict[str, Any]], None],
+    message: str,
+) -> None:
+    output = tmp_path / "model.pt"
+    _edited(trained.with_name("model.pt.ckpt"), tmp_path / "model.pt.ckpt", edit)
+    with pytest.raises(FormatError) as caught:
+        train_reranker(_config(tmp_path, first_stage, epochs=2, resume=True))
+    assert str(caught.value).startswith(f"{output}.ckpt: ") and message in str(caught.value)
+    assert "delete it or train without --resume" in str(caught.value)
+    assert not output.exists()

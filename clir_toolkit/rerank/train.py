@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank.data import (
@@ -364,7 +364,7 @@ def prepare_data(
     docids = list(dict.fromkeys(e.docid for e in examples))
 
     parallel = None
-    if config.parallel is not None and config.parallel_epochs > 0:
+    if config.parallel is not None and _has_parallel(config):
         parallel = parallel_examples(
             read_parallel_tsv(config.parallel), config.parallel_negatives, config.seed
         )
@@ -728,24 +728,153 @@ def _save_checkpoint(
     )
 
 
-def _read_checkpoint(path: Path, fingerprint: str) -> dict[str, Any]:
-    import torch
+CHECKPOINT_KEYS = {
+    "format": "str",
+    "fingerprint": "str",
+    "completed": "int",
+    "best_epoch": "int",
+    "best_dev": "number?",
+    "best_state": "tensors?",
+    "history": "list",
+    "model": "tensors",
+    "loss": "tensors?",
+    "optimiser": "table",
+    "scaler": "table?",
+    "rng_torch": "tensor",
+    "rng_cuda": "list?",
+    "rng_shuffle": "tensor",
+    "query_vocab": "table",
+    "doc_vocab": "table",
+}
+"""The keys of a checkpoint and the kind of value each holds (``?``: may be None or absent)."""
+EPOCH_KEYS = {
+    "epoch": "count",
+    "phase": "str",
+    "loss": "number",
+    "dev": "number?",
+    "seconds": "number",
+}
+CHECKPOINT_WHAT = "a clir_toolkit training checkpoint"
+CHECKPOINT_FIX = "delete it or train without --resume"
 
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise ClirError(
-            f"{path}: cannot read the checkpoint ({type(exc).__name__}); "
-            "delete it or train without --resume"
-        ) from None
+
+def _read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[str, Any]:
+    """A checkpoint of this training (same settings and files) that ``config`` can continue.
+
+    Its keys and the kinds of their values are checked here, its tensors against the model
+    by :func:`_restore`: a damaged or foreign file is one FormatError, never torch's error.
+    """
+    from clir_toolkit.rerank.score import check_record, torch_load
+
+    data = torch_load(path, "cannot read the checkpoint", CHECKPOINT_FIX)
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise ClirError(f"{path}: not a training checkpoint; delete it or train without --resume")
+        raise ClirError(f"{path}: not a training checkpoint; {CHECKPOINT_FIX}")
+    check_record(path, data, CHECKPOINT_KEYS, CHECKPOINT_WHAT, CHECKPOINT_FIX)
     if data["fingerprint"] != fingerprint:
         raise ClirError(
             f"{path}: the checkpoint was made with other settings or input files; "
             "train without --resume to start again"
         )
+    pretraining = config.parallel_epochs if _has_parallel(config) else 0
+    if data["completed"] > pretraining + config.epochs:
+        raise UsageError(
+            f"{path}: the checkpoint is at epoch {data['completed']}, past --epochs "
+            f"{config.epochs}; resume with --epochs {data['completed'] - pretraining} or more, "
+            "or train without --resume"
+        )
+    for record in data["history"]:
+        check_record(path, record, EPOCH_KEYS, CHECKPOINT_WHAT + " (history)", CHECKPOINT_FIX)
     return data
+
+
+def _checkpoint_vocabularies(path: Path, data: Mapping[str, Any]) -> tuple[Vocabulary, Vocabulary]:
+    from clir_toolkit.rerank.score import read_vocabulary
+
+    return (
+        read_vocabulary(path, data, "query_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
+        read_vocabulary(path, data, "doc_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
+    )
+
+
+def _restore(
+    path: Path,
+    data: Mapping[str, Any],
+    model: Any,
+    loss_module: Any,
+    optimiser: Any,
+    scaler: Any,
+    generator: torch.Generator,
+) -> _State:
+    """Put the checkpoint's weights, optimiser state and random states back.
+
+    Each tensor is checked against what it replaces first, so that no torch error escapes.
+    """
+    import torch
+
+    from clir_toolkit.rerank.score import check_state_dict
+
+    best_state, loss_state = data.get("best_state"), data.get("loss")
+    check_state_dict(path, data["model"], model, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    if best_state is not None:
+        check_state_dict(path, best_state, model, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    if loss_module is not None and loss_state is not None:
+        check_state_dict(path, loss_state, loss_module, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    for key, current in (
+        ("rng_torch", torch.get_rng_state()),
+        ("rng_shuffle", generator.get_state()),
+    ):
+        if data[key].dtype != current.dtype or data[key].shape != current.shape:
+            raise FormatError(
+                path, None, f"not {CHECKPOINT_WHAT}: {key!r} is not a random state", CHECKPOINT_FIX
+            )
+    model.load_state_dict(data["model"])
+    if loss_module is not None and loss_state is not None:
+        loss_module.load_state_dict(loss_state)
+    torch.set_rng_state(data["rng_torch"])
+    generator.set_state(data["rng_shuffle"])
+    key = "optimiser"
+    try:
+        optimiser.load_state_dict(data["optimiser"])
+        _check_optimiser_state(optimiser)
+        key = "scaler"
+        if scaler is not None and data.get("scaler") is not None:
+            scaler.load_state_dict(data["scaler"])
+        key = "rng_cuda"
+        if data.get("rng_cuda") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(data["rng_cuda"])
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise FormatError(
+            path, None, f"not {CHECKPOINT_WHAT}: {key!r} does not fit ({detail})", CHECKPOINT_FIX
+        ) from None
+    return _State(
+        completed=data["completed"],
+        best_epoch=data["best_epoch"],
+        best_dev=data.get("best_dev"),
+        best_state=best_state,
+        history=[
+            EpochRecord(r["epoch"], r["phase"], r["loss"], r.get("dev"), r["seconds"])
+            for r in data["history"]
+        ],
+    )
+
+
+def _check_optimiser_state(optimiser: Any) -> None:
+    """Every per-parameter tensor of the optimiser's state (Adam's moments) has its shape."""
+    for group in optimiser.param_groups:
+        for number, parameter in enumerate(group["params"]):
+            for name, value in optimiser.state.get(parameter, {}).items():
+                shape = getattr(value, "shape", None)
+                if shape is not None and len(shape) > 0 and shape != parameter.shape:
+                    raise ValueError(
+                        f"{name} of parameter {number} has shape {tuple(shape)}, "
+                        f"expected {tuple(parameter.shape)}"
+                    )
+
+
+def _has_parallel(config: TrainConfig) -> bool:
+    """Whether training starts with epochs of parallel pre-training."""
+    return config.parallel is not None and config.parallel_epochs > 0
 
 
 def _save_model(
@@ -821,16 +950,13 @@ def train_reranker(config: TrainConfig) -> TrainReport:
 
     checkpoint = None
     if config.resume and checkpoint_path.is_file():
-        checkpoint = _read_checkpoint(checkpoint_path, fingerprint)
+        checkpoint = _read_checkpoint(checkpoint_path, fingerprint, config)
     elif config.resume:
         _log(config, f"no checkpoint at {checkpoint_path}: training from the start")
 
     vocabs = None
     if checkpoint is not None:
-        vocabs = (
-            Vocabulary.from_dict(checkpoint["query_vocab"]),
-            Vocabulary.from_dict(checkpoint["doc_vocab"]),
-        )
+        vocabs = _checkpoint_vocabularies(checkpoint_path, checkpoint)
     data = prepare_data(config, collection.corpus, cache_dir, vocabs)
     vocabs = (data.query_vocab, data.doc_vocab)
 
@@ -851,22 +977,8 @@ def train_reranker(config: TrainConfig) -> TrainReport:
 
     state = _State()
     if checkpoint is not None:
-        model.load_state_dict(checkpoint["model"])
-        if loss_module is not None and checkpoint["loss"] is not None:
-            loss_module.load_state_dict(checkpoint["loss"])
-        optimiser.load_state_dict(checkpoint["optimiser"])
-        if scaler is not None and checkpoint["scaler"] is not None:
-            scaler.load_state_dict(checkpoint["scaler"])
-        torch.set_rng_state(checkpoint["rng_torch"])
-        if checkpoint["rng_cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(checkpoint["rng_cuda"])
-        generator.set_state(checkpoint["rng_shuffle"])
-        state = _State(
-            completed=int(checkpoint["completed"]),
-            best_epoch=int(checkpoint["best_epoch"]),
-            best_dev=checkpoint["best_dev"],
-            best_state=checkpoint["best_state"],
-            history=[EpochRecord(**r) for r in checkpoint["history"]],
+        state = _restore(
+            checkpoint_path, checkpoint, model, loss_module, optimiser, scaler, generator
         )
         _log(config, f"resuming from {checkpoint_path} after epoch {state.completed}")
 
