@@ -193,7 +193,7 @@ TRAIN_PARAMS = with_defaults(
         Param("doc_language", str, doc="analysis language of the documents", optional=True,
               flag="--doc-lang"),
         Param("resume", bool, doc="continue from OUTPUT.ckpt", flag="--resume"),
-        Param("verbose", bool, doc="progress on stderr", flag="--quiet"),
+        Param("verbose", bool, doc="progress on stderr (--quiet turns it off)"),
         Param("epsilon", float, doc="the dual encoder's smoothness ε (0: the plain cosine)",
               minimum=0, optional=True, flag="--epsilon"),
         Param("sosl_thresholds", float, doc="SOSL's inner thresholds θ1 < θ2 (default 0.2, 0.7)",
