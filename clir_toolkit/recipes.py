@@ -24,6 +24,12 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
 Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
 run once with the chosen values and reported as it comes out.
 
+Every value is checked when the recipe is read, against the declared parameters of its
+table (:data:`RECIPE_PARAMS`, :data:`SEARCH_PARAMS`; :mod:`clir_toolkit.params`): a value of
+the wrong type or out of range is one line naming the file, the table and the key, before
+any work starts. The name is part of file names (letters, digits, ``-``, ``_`` and ``.``,
+not starting with a dot), and no two recipes of one ``clir run`` may write the same runs.
+
 A ``kind = "rerank"`` recipe reranks the runs of a search recipe of its directory with a
 neural model trained on the train split; its ``[rerank]`` table and what it produces are
 described in :mod:`clir_toolkit.rerank.recipe`.
@@ -31,16 +37,27 @@ described in :mod:`clir_toolkit.rerank.recipe`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.collection.manpages import LANGUAGES as MANPAGE_LANGUAGES
 from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.params import (
+    SAFE_NAME,
+    Param,
+    check_table,
+    check_value,
+    declare,
+    reject_unknown_keys,
+    show,
+)
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.recipe import RerankDetails
@@ -51,31 +68,56 @@ TUNE_HITS = 20
 AUTO_EMBED_DIM = 100
 AUTO_EMBED_EPOCHS = 10
 
-SEARCH_KEYS = {
-    "translate",
-    "dictionary",
-    "dict_mode",
-    "parallel",
-    "mt",
-    "mt_target_lang",
-    "embed",
-    "embed_top",
-    "w_major",
-    "w_context",
-    "expand",
-    "wordnet_synonyms",
-    "wordnet_weight",
-    "structure",
-    "k1",
-    "b",
-    "hits",
-    "prf",
-    "fb_docs",
-    "fb_terms",
-    "alpha",
-    "beta",
-    "original_weight",
-}
+SEARCH_PARAMS = declare(
+    Param("translate", str, "none", "how the English queries become document-language ones",
+          choices=("none", "dict", "mt", "embed")),
+    Param("dictionary", str, doc="freedict:eng-fra[+fra-eng], cedict or a TSV file"),
+    Param("dict_mode", str, "all", "dictionary candidates kept per term",
+          choices=("all", "first", "weighted")),
+    Param("parallel", str, doc='parallel text of dict_mode = "weighted" ("auto": built)'),
+    Param("mt", str, doc="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv"),
+    Param("mt_target_lang", str, doc="target language token of NLLB/M2M100 models"),
+    Param("embed", str, doc='aligned embeddings, a .vec file ("auto": trained)'),
+    Param("embed_top", int, 1, "embedding candidates per term", minimum=1),
+    Param("w_major", float, 1.0, "equation 5.2: weight of the term", minimum=0),
+    Param("w_context", float, 0.2, "equation 5.2: weight of the context", minimum=0),
+    Param("expand", str, doc="pre-translation expansion", choices=("wordnet",)),
+    Param("wordnet_synonyms", int, 3, "WordNet synonyms added per term", minimum=0),
+    Param("wordnet_weight", float, 0.5, "weight of a synonym", minimum=0),
+    Param("structure", str, "or", "how a term's alternatives combine",
+          choices=("and", "or", "syn")),
+    Param("k1", float, 0.9, "BM25 k1", minimum=0),
+    Param("b", float, 0.4, "BM25 b", minimum=0, maximum=1),
+    Param("hits", int, 1000, "documents retrieved per query", minimum=1),
+    Param("prf", str, doc="pseudo-relevance feedback", choices=("rocchio", "rm3")),
+    Param("fb_docs", int, 10, "feedback documents", minimum=1),
+    Param("fb_terms", int, 10, "feedback terms", minimum=1),
+    Param("alpha", float, 1.0, "Rocchio: weight of the original query", minimum=0),
+    Param("beta", float, 0.75, "Rocchio: weight of the feedback terms", minimum=0),
+    Param("original_weight", float, 0.5, "RM3: weight of the original query",
+          minimum=0, maximum=1),
+)  # fmt: skip
+"""The ``[search]`` table: the options of ``clir search``, with underscores."""
+SEARCH_KEYS = frozenset(SEARCH_PARAMS)
+SEARCH_FIX = f"use the option names of 'clir search' with underscores: {', '.join(SEARCH_PARAMS)}"
+
+RECIPE_PARAMS = declare(
+    Param("name", str, doc="the run's name and tag, a file name (default: the recipe's)",
+          form=SAFE_NAME),
+    Param("title", str, doc="the row label in RESULTS.md (default: the name)"),
+    Param("group", str, "other", 'rows compared with each other (several: a list)',
+          shape="one or list"),
+    Param("languages", str, ("fr",), "the man-page collections en→L", shape="list",
+          choices=tuple(MANPAGE_LANGUAGES)),
+    Param("variant", str, "standard", "the collection variant", choices=("standard", "hard")),
+    Param("topics", str, "english", "the queries: English, or the human translations",
+          choices=("english", "human")),
+    Param("baseline", bool, False, "the run others are tested against"),
+    Param("kind", str, "search", "first stage, or a neural reranker",
+          choices=("search", "rerank")),
+)  # fmt: skip
+"""The top-level keys of a recipe; its tables are ``[search]``, ``[tune]`` and ``[rerank]``."""
+TABLES = ("search", "tune", "rerank")
 
 
 @dataclass(frozen=True)
@@ -128,78 +170,90 @@ class Workspace:
         )
 
 
-def reject_unknown_keys(
-    path: Path, table: dict[str, Any], allowed: Collection[str], what: str, fix: str
-) -> None:
-    """A one-line FormatError naming the keys of ``table`` that are not in ``allowed``."""
-    unknown = sorted(set(table) - set(allowed))
-    if unknown:
-        raise FormatError(path, None, f"unknown {what} {', '.join(unknown)}", fix)
-
-
 def load_recipe(path: str | Path) -> Recipe:
-    """Read and validate one recipe file."""
+    """Read and validate one recipe file (every problem a one-line error naming it)."""
     path = Path(path)
-    try:
-        values = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ClirError(f"{path}: no such recipe") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise FormatError(path, None, f"invalid TOML: {exc}") from exc
-    known = {
-        "name",
-        "title",
-        "group",
-        "languages",
-        "variant",
-        "topics",
-        "baseline",
-        "kind",
-        "search",
-        "tune",
-        "rerank",
-    }
+    values = _read_toml(path)
     reject_unknown_keys(
-        path, values, known, "keys", f"a recipe may have: {', '.join(sorted(known))}"
+        path,
+        values,
+        [*RECIPE_PARAMS, *TABLES],
+        "keys",
+        f"a recipe may have: {', '.join(sorted([*RECIPE_PARAMS, *TABLES]))}",
     )
-    for section in ("search", "tune"):
-        reject_unknown_keys(
-            path,
-            values.get(section, {}),
-            SEARCH_KEYS,
-            f"[{section}] options",
-            "use the option names of 'clir search' with underscores",
-        )
-    name = values.get("name") or path.stem
-    if values.get("topics", "english") not in ("english", "human"):
-        raise FormatError(path, None, "topics must be 'english' or 'human'")
-    if values.get("kind", "search") not in ("search", "rerank"):
-        raise FormatError(path, None, "kind must be 'search' or 'rerank'")
-    tune = values.get("tune", {})
-    if any(not isinstance(v, list) or not v for v in tune.values()):
-        raise FormatError(path, None, "every [tune] option needs a non-empty list of values")
-    if values.get("kind") == "rerank":
+    top = {
+        key: check_value(path, "", param, values[key])
+        for key, param in RECIPE_PARAMS.items()
+        if key in values
+    }
+    name = top.get("name") or _name_from_file(path)
+    kind = top.get("kind", "search")
+    search = check_table(
+        path, "search", values.get("search", {}), SEARCH_PARAMS, "options", SEARCH_FIX
+    )
+    tune = _check_tune(path, values.get("tune", {}))
+    if kind == "rerank":
         from clir_toolkit.rerank.recipe import check_rerank_table
 
-        check_rerank_table(path, values)
+        check_rerank_table(path, {**values, **top, "name": name})
+    elif "rerank" in values:
+        raise FormatError(
+            path, None, "a search recipe takes no [rerank] table", 'add kind = "rerank"'
+        )
+    group = top.get("group", "other")
     return Recipe(
         path=path,
         name=name,
-        title=values.get("title", name),
-        group=" / ".join(_as_list(values.get("group", "other"))),
-        languages=tuple(values.get("languages", ["fr"])),
-        variant=values.get("variant", "standard"),
-        topics=values.get("topics", "english"),
-        baseline=bool(values.get("baseline", False)),
-        kind=values.get("kind", "search"),
-        search=dict(values.get("search", {})),
-        tune={k: list(v) for k, v in tune.items()},
+        title=top.get("title", name),
+        group=" / ".join(group if isinstance(group, tuple) else [group]),
+        languages=tuple(top.get("languages", ("fr",))),
+        variant=top.get("variant", "standard"),
+        topics=top.get("topics", "english"),
+        baseline=top.get("baseline", False),
+        kind=kind,
+        search=search,
+        tune=tune,
         rerank=dict(values.get("rerank", {})),
     )
 
 
-def _as_list(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document of a recipe file, or one ClirError saying why it cannot be read."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise ClirError(f"{path}: no such recipe") from None
+    except IsADirectoryError:
+        raise ClirError(f"{path}: a directory, not a recipe file") from None
+    except OSError as exc:
+        raise ClirError(f"{path}: cannot read the recipe ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            path, None, f"not UTF-8 text (byte {exc.start})", "save the recipe as UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FormatError(path, None, f"invalid TOML: {exc}") from None
+
+
+def _name_from_file(path: Path) -> str:
+    """The recipe's name when it gives none: its file name, if that is a valid name."""
+    try:
+        return str(RECIPE_PARAMS["name"].check(path.stem))
+    except ClirError:
+        raise FormatError(
+            path,
+            None,
+            f"the file name {show(path.stem)} cannot name the runs",
+            f'add name = "..." made of {SAFE_NAME.description}',
+        ) from None
+
+
+def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
+    """The ``[tune]`` grid: a non-empty list of valid ``[search]`` values per option."""
+    lists = {key: dataclasses.replace(param, shape="list") for key, param in SEARCH_PARAMS.items()}
+    checked = check_table(path, "tune", table, lists, "options", SEARCH_FIX)
+    return {key: list(values) for key, values in checked.items()}
 
 
 def ensure_collection(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
@@ -496,10 +550,7 @@ def run_recipes(
     recipes = [load_recipe(p) for p in paths]
     if not recipes:
         raise ClirError("no recipes given (e.g. clir run baselines/*.toml)")
-    names = [r.name for r in recipes]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ClirError(f"two recipes share the name {', '.join(duplicates)}")
+    check_distinct_names(recipes)
     outcomes: list[RecipeOutcome] = []
     started = time.perf_counter()
     for recipe in recipes:
@@ -512,6 +563,35 @@ def run_recipes(
     command = "clir run " + " ".join(str(p) for p in paths)
     write_results(target, outcomes, workspace, command, time.perf_counter() - started)
     return target
+
+
+def run_names(recipe: Recipe) -> list[str]:
+    """The names of the runs a recipe writes: its own, or one per point of a rerank sweep."""
+    if recipe.kind == "rerank" and recipe.rerank.get("sweep"):
+        from clir_toolkit.rerank.recipe import sweep_recipes
+
+        return [point.name for point, _ in sweep_recipes(recipe)]
+    return [recipe.name]
+
+
+def check_distinct_names(recipes: Sequence[Recipe]) -> None:
+    """Refuse two recipes (or sweep points) whose runs would be written to the same files.
+
+    Names are compared without case, as a case-insensitive file system would.
+    """
+    seen: dict[str, Path] = {}
+    for recipe in recipes:
+        for name in run_names(recipe):
+            key = name.casefold()
+            if key in seen:
+                where = "another point of its sweep" if seen[key] == recipe.path else seen[key]
+                raise FormatError(
+                    recipe.path,
+                    None,
+                    f"the run name {show(name)} is also that of {where}",
+                    "give every recipe (and sweep point) its own name",
+                )
+            seen[key] = recipe.path
 
 
 def recipe_runner(recipe: Recipe) -> RecipeRunner:

@@ -16,7 +16,7 @@ from clir_toolkit.recipes import (
     run_recipes,
     source_fingerprint,
 )
-from tests.conftest import TINY_FR
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 
 def write(path: Path, text: str) -> Path:
@@ -39,6 +39,105 @@ def test_recipe_is_read_and_validated(tmp_path: Path) -> None:
         load_recipe(write(tmp_path / "broken.toml", "name = \n"))
     with pytest.raises(ClirError, match="no such recipe"):
         load_recipe(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[search]\nk1 = "high"\n', '[search] k1: expected a number, found "high"'),
+        ('[search]\nhits = "10"\n', '[search] hits: expected an integer, found "10"'),
+        ("[search]\nhits = 10.5\n", "[search] hits: expected an integer, found 10.5"),
+        ("[search]\nhits = 0\n", "[search] hits: expected an integer at least 1, found 0"),
+        ("[search]\nb = 1.5\n", "[search] b: expected a number between 0 and 1, found 1.5"),
+        ("[search]\nk1 = nan\n", "[search] k1: expected a finite number, found nan"),
+        ('[search]\nstructure = "xor"\n', '[search] structure: expected one of "and", "or"'),
+        ("name = 5\n", "name: expected a string, found 5"),
+        ('name = "../../x"\n', "name: expected a name made of letters, digits"),
+        ('name = ".hidden"\n', 'found ".hidden"'),
+        ('name = ""\n', "name: expected a non-empty string"),
+        ('title = "two\\nlines"\n', "title: expected a string without control characters"),
+        ('baseline = "no"\n', 'baseline: expected true or false, found "no"'),
+        ("baseline = 1\n", "baseline: expected true or false, found 1"),
+        ('languages = "fr"\n', 'languages: expected a list of strings, found "fr"'),
+        ('languages = ["fr", 1]\n', "languages: expected a string, found 1"),
+        ('languages = ["xx"]\n', 'languages: expected one of "fr", "de"'),
+        ("group = [1]\n", "group: expected a string, found 1"),
+        ("search = 5\n", "[search] must be a table, found 5"),
+        ('[tune]\nk1 = [1.2, "x"]\n', '[tune] k1: expected a number, found "x"'),
+        ("[tune]\nk1 = 1.2\n", "[tune] k1: expected a list of numbers, found 1.2"),
+        ("[tune]\nk1 = []\n", "[tune] k1: expected a list of numbers, found []"),
+        ('[rerank]\nfirst_stage = "x"\n', "a search recipe takes no [rerank] table"),
+    ],
+)
+def test_a_value_of_the_wrong_type_or_range_is_one_format_error(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    """Each value is checked by its declared parameter: one line naming file, table, key."""
+    path = write(tmp_path / "x.toml", text)
+    with pytest.raises(FormatError) as caught:
+        load_recipe(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and problem in message
+    assert "\n" not in message
+
+
+def test_values_of_the_right_type_are_read_as_declared(tmp_path: Path) -> None:
+    recipe = load_recipe(
+        write(
+            tmp_path / "x.toml",
+            'name = "dict-syn_v2.1"\nbaseline = true\ngroup = ["a", "b"]\n'
+            "[search]\nk1 = 1\nhits = 10\n[tune]\nb = [0, 0.75]\n",
+        )
+    )
+    assert recipe.name == "dict-syn_v2.1" and recipe.baseline is True
+    assert recipe.groups == ("a", "b") and recipe.languages == ("fr",)
+    assert recipe.search == {"k1": 1.0, "hits": 10}
+    assert isinstance(recipe.search["k1"], float) and recipe.tune == {"b": [0.0, 0.75]}
+
+
+def test_a_recipe_that_is_not_utf8_is_one_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'name = "caf\xe9"\n')
+    with pytest.raises(FormatError, match=r"latin1.toml: not UTF-8 text \(byte 11\)"):
+        load_recipe(path)
+    with pytest.raises(ClirError, match="a directory, not a recipe file"):
+        load_recipe(tmp_path)
+
+
+def test_a_file_name_that_cannot_name_runs_needs_a_name(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match='the file name "my recipe" cannot name the runs'):
+        load_recipe(write(tmp_path / "my recipe.toml", "languages = ['fr']\n"))
+    assert load_recipe(write(tmp_path / "my recipe 2.toml", 'name = "mine"\n')).name == "mine"
+
+
+def test_two_recipes_writing_the_same_runs_are_refused_before_any_work(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path / "data", tmp_path / "indexes", tmp_path / "runs")
+    a = write(tmp_path / "a.toml", 'name = "dict"\n')
+    b = write(tmp_path / "b.toml", 'name = "Dict"\n')  # one file on a case-insensitive disk
+    with pytest.raises(FormatError, match=r'b.toml: the run name "Dict" is also that of .*a.toml'):
+        run_recipes([a, b], workspace, quiet=True)
+    sweep = write(
+        tmp_path / "eps.toml",
+        'name = "eps"\nkind = "rerank"\n[rerank]\nfirst_stage = "dict"\n'
+        "[rerank.sweep]\nepsilon = [0, 1]\n",
+    )
+    clash = write(tmp_path / "eps-1.toml", 'name = "eps-1"\n')
+    with pytest.raises(FormatError, match='the run name "eps-1" is also that of'):
+        run_recipes([a, sweep, clash], workspace, quiet=True)
+    same = write(
+        tmp_path / "same.toml",
+        'name = "same"\nkind = "rerank"\n[rerank]\nfirst_stage = "dict"\n'
+        "[rerank.sweep]\nepsilon = [1, 1.0]\n",
+    )
+    with pytest.raises(FormatError, match='"same-1" is also that of another point of its sweep'):
+        run_recipes([a, same], workspace, quiet=True)
+    assert not workspace.data.exists() and not workspace.runs.exists()
+
+
+def test_clir_run_reports_a_bad_recipe_value_in_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.toml", '[search]\nhits = "10"\n')
+    result = run_clir("run", str(path))
+    assert_one_line_error(result, f'{path}: [search] hits: expected an integer, found "10"')
 
 
 def test_grid_lists_every_combination() -> None:

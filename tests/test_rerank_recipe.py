@@ -7,6 +7,7 @@ which is enough to check the plumbing, not the method).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -123,9 +124,9 @@ def test_rerank_table_is_validated(tmp_path: Path) -> None:
         load_recipe(write(tmp_path / "a.toml", head))
     with pytest.raises(FormatError, match="unknown \\[rerank\\] keys colour"):
         load_recipe(write(tmp_path / "b.toml", head + '[rerank]\nfirst_stage = "s"\ncolour = 1\n'))
-    with pytest.raises(FormatError, match="epochs must be an integer ≥ 1"):
+    with pytest.raises(FormatError, match="epochs: expected an integer at least 1, found 0"):
         load_recipe(write(tmp_path / "c.toml", head + '[rerank]\nfirst_stage = "s"\nepochs = 0\n'))
-    with pytest.raises(FormatError, match="one of knrm, dual"):
+    with pytest.raises(FormatError, match='model: expected one of "knrm", "dual"'):
         load_recipe(write(tmp_path / "d.toml", head + '[rerank]\nfirst_stage = "s"\nmodel = "x"\n'))
     with pytest.raises(FormatError, match="cannot be set with model_from"):
         load_recipe(
@@ -142,13 +143,74 @@ def test_rerank_table_is_validated(tmp_path: Path) -> None:
                 + '[rerank]\nfirst_stage = "s"\n[rerank.sweep]\nepsilon = [0, 1]\ndepth = [5]\n',
             )
         )
-    with pytest.raises(FormatError, match="must be a number ≥ 0"):
+    with pytest.raises(
+        FormatError, match=r"\[rerank.sweep\] epsilon: expected a number at least 0"
+    ):
         load_recipe(
             write(
                 tmp_path / "g.toml",
                 head + '[rerank]\nfirst_stage = "s"\n[rerank.sweep]\nepsilon = [1, -1]\n',
             )
         )
+
+
+RERANK_HEAD = 'name = "x"\nkind = "rerank"\n[rerank]\nfirst_stage = "s"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('epochs = "3"\n', '[rerank] epochs: expected an integer, found "3"'),
+        ("batch_size = 10.5\n", "[rerank] batch_size: expected an integer, found 10.5"),
+        ("negatives = 0\n", "[rerank] negatives: expected an integer at least 1, found 0"),
+        ("lr = 0\n", "[rerank] lr: expected a number greater than 0"),
+        ("lr = inf\n", "[rerank] lr: expected a finite number, found inf"),
+        ("seed = -1\n", "[rerank] seed: expected an integer between 0 and 4294967295, found -1"),
+        ('tie_embeddings = "yes"\n', "[rerank] tie_embeddings: expected true or false"),
+        ("interpolate = [0.5, 2]\n", "[rerank] interpolate: expected a number between 0 and 1"),
+        ('interpolate = [0.5, "x"]\n', '[rerank] interpolate: expected a number, found "x"'),
+        ("thresholds = [0.7, 0.2]\n", "[rerank] thresholds: expected a list of 2 numbers in"),
+        ("thresholds = [0.2]\n", "[rerank] thresholds: expected a list of 2 numbers"),
+        ('device = "gpu"\n', "[rerank] device: expected a device: auto, cpu, cuda or cuda:N"),
+        ('figure = "../fig"\n', "[rerank] figure: expected a name made of letters"),
+        ('train_first_stage = "../../s"\n', "[rerank] train_first_stage: expected a name"),
+        ('translate = "none"\n', '[rerank] translate: expected one of "dict", "mt", "embed"'),
+        ("embed_top = 0\n", "[rerank] embed_top: expected an integer at least 1"),
+        ('[rerank.sweep]\nepsilon = [1, "x"]\n', "[rerank.sweep] epsilon: expected a number"),
+        ("[rerank.sweep]\nthresholds = [[0.2, 0.7], 0.1]\n", "[rerank.sweep] thresholds"),
+        ("epsilon = 1\n[rerank.sweep]\nepsilon = [0, 1]\n", "epsilon also set in [rerank]"),
+        ("sweep = 5\n", "[rerank.sweep] must be a table of lists"),
+    ],
+)
+def test_a_rerank_value_of_the_wrong_type_or_range_is_one_format_error(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    path = write(tmp_path / "x.toml", RERANK_HEAD + text)
+    with pytest.raises(FormatError) as caught:
+        load_recipe(path)
+    assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)
+
+
+def test_a_rerank_option_is_checked_as_training_checks_it(tmp_path: Path) -> None:
+    """The [rerank] keys are TrainConfig's and score_run's own declarations, renamed."""
+    from clir_toolkit.rerank.recipe import RERANK_PARAMS, TRAINING_KEYS
+    from clir_toolkit.rerank.score import SCORE_PARAMS
+    from clir_toolkit.rerank.train import TRAIN_PARAMS
+
+    for key, field in TRAINING_KEYS.items():
+        assert RERANK_PARAMS[key] == dataclasses.replace(TRAIN_PARAMS[field], name=key)
+    assert RERANK_PARAMS["depth"] == SCORE_PARAMS["depth"]
+    assert RERANK_PARAMS["thresholds"].flag == "--sosl-thresholds"
+
+
+def test_a_sweep_of_pairs_names_its_points_with_safe_file_names(tmp_path: Path) -> None:
+    recipe = load_recipe(
+        write(
+            tmp_path / "t.toml",
+            RERANK_HEAD + "[rerank.sweep]\nthresholds = [[0.1, 0.6], [-0.2, 0.7]]\n",
+        )
+    )
+    assert [p.name for p, _ in sweep_recipes(recipe)] == ["x-0.1_0.6", "x--0.2_0.7"]
 
 
 def test_a_sweep_makes_one_recipe_per_point(tmp_path: Path) -> None:

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
-from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
 from clir_toolkit.rerank import losses
 from clir_toolkit.rerank.data import rerank_tokens
 from clir_toolkit.rerank.score import load_model, score_run
 from clir_toolkit.rerank.train import TrainConfig, train_reranker
-from tests.conftest import TINY_FR
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 TOPICS = TINY_FR / "topics.dev.tsv"
 QRELS = TINY_FR / "qrels.dev.txt"
@@ -332,3 +335,186 @@ def test_training_and_scoring_need_no_java(tmp_path: Path, first_stage: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "72"  # 6 queries x 12 pages
+
+
+# ---------------------------------------------------------------------------------------------
+# Options: one check of each value, for the command line and the recipes alike
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("batch_size", 0, "--batch-size must be at least 1 (got 0)"),
+        ("batch_size", 2.5, "--batch-size must be an integer (got 2.5)"),
+        ("epochs", 0, "--epochs must be at least 1 (got 0)"),
+        ("negatives_per_query", 0, "--negatives must be at least 1 (got 0)"),
+        ("max_doc_len", -3, "--max-doc-len must be at least 1 (got -3)"),
+        ("depth", 0, "--depth must be at least 1 (got 0)"),
+        ("dim", 0, "--dim must be at least 1 (got 0)"),
+        ("parallel_epochs", -1, "--parallel-epochs must be at least 0 (got -1)"),
+        ("lr", 0.0, "--lr must be greater than 0 and less than 3.40282e+38 (got 0.0)"),
+        ("lr", math.nan, "--lr must be a finite number (got nan)"),
+        ("grad_clip", -1.0, "--grad-clip must be greater than 0 (got -1.0)"),
+        ("epsilon", -0.5, "--epsilon must be at least 0 (got -0.5)"),
+        ("epsilon", math.inf, "--epsilon must be a finite number (got inf)"),
+        ("sosl_thresholds", (0.7, 0.2), "--sosl-thresholds must be a list of 2 numbers in"),
+        ("sosl_thresholds", (0.2, 1.5), "--sosl-thresholds must be greater than -1 and less"),
+        ("seed", -1, "--seed must be between 0 and 4294967295 (got -1)"),
+        ("model", "bert", '--model must be one of "knrm", "dual" (got "bert")'),
+        ("device", "gpu", '--device must be a device: auto, cpu, cuda or cuda:N (got "gpu")'),
+    ],
+)
+def test_a_bad_training_option_is_refused_when_the_config_is_made(
+    tmp_path: Path, option: str, value: object, message: str
+) -> None:
+    """Not silently replaced by a default (``--batch-size 0`` used to train with 128)."""
+    with pytest.raises(UsageError) as caught:
+        _config(tmp_path, tmp_path / "run.trec", **{option: value})
+    assert str(caught.value).startswith(message)
+
+
+def test_clir_rerank_train_refuses_batch_size_0_in_one_line(tmp_path: Path) -> None:
+    result = run_clir(
+        "rerank", "train", "--collection", str(TINY_FR), "--topics", str(TOPICS),
+        "--qrels", str(QRELS), "--run", str(tmp_path / "run.trec"),
+        "--output", str(tmp_path / "m.pt"), "--batch-size", "0",
+    )  # fmt: skip
+    assert_one_line_error(result, "--batch-size must be at least 1 (got 0)", status=2)
+    assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"depth": 0}, "--depth must be at least 1 (got 0)"),
+        ({"batch_size": 0}, "--batch-size must be at least 1 (got 0)"),
+        ({"interpolate": 1.5}, "--interpolate must be between 0 and 1 (got 1.5)"),
+        ({"interpolate": math.nan}, "--interpolate must be a finite number (got nan)"),
+        ({"depth": True}, "--depth must be an integer (got true)"),
+    ],
+)
+def test_a_bad_scoring_option_is_refused(
+    tmp_path: Path, options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        _score(tmp_path / "m.pt", tmp_path / "run.trec", tmp_path / "x.trec", tmp_path, **options)
+    assert str(caught.value) == message
+
+
+def test_resuming_with_fewer_epochs_than_the_checkpoint_is_refused(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    report = train_reranker(_config(tmp_path, first_stage, epochs=2))
+    model = report.output.read_bytes()
+    with pytest.raises(UsageError, match=r"model.pt.ckpt: the checkpoint is at epoch 2, past "):
+        train_reranker(_config(tmp_path, first_stage, epochs=1, resume=True))
+    assert report.output.read_bytes() == model  # nothing rewritten
+    resumed = train_reranker(_config(tmp_path, first_stage, epochs=2, resume=True))
+    assert resumed.start_epoch == 3 and [r.epoch for r in resumed.history] == [1, 2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files and checkpoints with the right format tag but the wrong content
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, first_stage: Path) -> Path:
+    """A one-epoch K-NRM, with its checkpoint beside it (``model.pt.ckpt``)."""
+    directory = tmp_path_factory.mktemp("trained")
+    return train_reranker(_config(directory, first_stage, epochs=1)).output
+
+
+def _edited(source: Path, target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    data = torch.load(source, weights_only=True)
+    edit(data)
+    torch.save(data, target)
+    return target
+
+
+def _shape(key: str, rows: int) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data[key]["query_embedding.weight"] = torch.zeros(rows, 16)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.pop("state_dict"), "not a clir_toolkit reranker: missing key 'state_dict'"),
+        (lambda d: d.pop("query_vocab"), "missing key 'query_vocab'"),
+        (lambda d: d.update(max_query_len="20"), "key 'max_query_len' holds str, expected an"),
+        (lambda d: d.update(config=[1]), "key 'config' holds list, expected a dictionary"),
+        (lambda d: d.update(model_type="bert"), 'unknown model type "bert"'),
+        (lambda d: d["config"].update(dim="16"), "its config makes no knrm model"),
+        (lambda d: d["config"].update(colour=1), "its config makes no knrm model"),
+        (_shape("state_dict", 3), "tensor 'query_embedding.weight' has shape (3, 16), expected"),
+        (lambda d: d["state_dict"].pop("ranker.bias"), "missing tensor 'ranker.bias'"),
+        (lambda d: d["state_dict"].update(extra=torch.zeros(1)), "unexpected tensor 'extra'"),
+        (lambda d: d["state_dict"].update(extra=[1]), "key 'state_dict' holds dict, expected a"),
+        (lambda d: d["query_vocab"].update(words=5), "key 'query_vocab' is not a vocabulary"),
+        (lambda d: d["doc_vocab"]["words"].pop(), "the doc vocabulary has"),
+        (
+            lambda d: d["state_dict"].update(
+                {"ranker.bias": d["state_dict"]["ranker.bias"].long()}
+            ),
+            "tensor 'ranker.bias' holds torch.int64, expected floating point",
+        ),
+    ],
+)
+def test_a_model_file_with_wrong_content_is_one_format_error(
+    tmp_path: Path, trained: Path, edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    path = _edited(trained, tmp_path / "edited.pt", edit)
+    with pytest.raises(FormatError) as caught:
+        load_model(path)
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+
+
+def test_a_plain_pickle_given_as_a_model_is_one_line_and_no_warning(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    model = tmp_path / "pickle.pt"
+    model.write_bytes(pickle.dumps({"format": "clir-toolkit-reranker/1"}, protocol=4))
+    result = run_clir(
+        "rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+        "--topics", str(TOPICS), "--run", str(first_stage), "--output", str(tmp_path / "x.trec"),
+        "--device", "cpu",
+    )  # fmt: skip
+    assert_one_line_error(result, f"{model}: not a reranker model file (UnpicklingError)")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.pop("optimiser"), "not a clir_toolkit training checkpoint: missing key"),
+        (lambda d: d.update(completed="1"), "key 'completed' holds str, expected an integer"),
+        (lambda d: d.update(history=[{"epoch": 1}]), "(history): missing key 'phase'"),
+        (_shape("model", 5), "tensor 'query_embedding.weight' has shape (5, 16), expected"),
+        (_shape("best_state", 5), "tensor 'query_embedding.weight' has shape (5, 16), expected"),
+        (lambda d: d.update(rng_torch=torch.zeros(3)), "'rng_torch' is not a random state"),
+        (lambda d: d.update(rng_shuffle=torch.zeros(3)), "'rng_shuffle' is not a random state"),
+        (lambda d: d["optimiser"].update(param_groups=[]), "'optimiser' does not fit"),
+        (
+            lambda d: d["optimiser"]["state"][0].update(exp_avg=torch.zeros(2, 2)),
+            "'optimiser' does not fit (exp_avg of parameter 0 has shape (2, 2), expected",
+        ),
+        (lambda d: d["doc_vocab"].update(language=3), "'doc_vocab' is not a vocabulary"),
+    ],
+)
+def test_a_checkpoint_with_wrong_content_is_one_format_error(
+    tmp_path: Path,
+    first_stage: Path,
+    trained: Path,
+    edit: Callable[[dict[str, Any]], None],
+    message: str,
+) -> None:
+    output = tmp_path / "model.pt"
+    _edited(trained.with_name("model.pt.ckpt"), tmp_path / "model.pt.ckpt", edit)
+    with pytest.raises(FormatError) as caught:
+        train_reranker(_config(tmp_path, first_stage, epochs=2, resume=True))
+    assert str(caught.value).startswith(f"{output}.ckpt: ") and message in str(caught.value)
+    assert "delete it or train without --resume" in str(caught.value)
+    assert not output.exists()

@@ -186,7 +186,15 @@ class Vocabulary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vocabulary:
-        return cls(list(data["words"]), str(data["language"]))
+        """The vocabulary :meth:`to_dict` wrote; ValueError when ``data`` is not one."""
+        if not isinstance(data, Mapping) or set(data) != {"language", "words"}:
+            raise ValueError("expected the keys 'language' and 'words'")
+        words, language = data["words"], data["language"]
+        if not isinstance(language, str) or not language:
+            raise ValueError("its language is not a language code")
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise ValueError("its words are not a list of strings")
+        return cls(words, language)
 
     def fingerprint(self) -> str:
         """sha256 of the language and the words in id order."""

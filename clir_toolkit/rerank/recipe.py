@@ -78,7 +78,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -86,6 +86,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.params import (
+    SAFE_NAME,
+    Param,
+    check_value,
+    reject_unknown_keys,
+    renamed,
+    show,
+)
 
 if TYPE_CHECKING:
     from clir_toolkit.recipes import Recipe, RecipeOutcome, Workspace
@@ -110,7 +118,13 @@ TRAINING_KEYS = {
     "grad_clip": "grad_clip",
     "embeddings": "embeddings",
 }
-MODEL_OPTION_KEYS = ("epsilon", "thresholds", "tie_embeddings")
+# [rerank] key → TrainConfig field of the model and loss options.
+MODEL_OPTION_FIELDS = {
+    "epsilon": "epsilon",
+    "thresholds": "sosl_thresholds",
+    "tie_embeddings": "tie_embeddings",
+}
+MODEL_OPTION_KEYS = tuple(MODEL_OPTION_FIELDS)
 TRANSLATION_KEYS = (
     "translate",
     "dictionary",
@@ -120,69 +134,67 @@ TRANSLATION_KEYS = (
     "embed",
     "embed_top",
 )
-OTHER_KEYS = (
-    "first_stage",
-    "train_first_stage",
-    "train_topics",
-    "model_from",
-    "depth",
-    "interpolate",
-    "figure",
-    "figure_title",
-    "sweep",
-)
-RERANK_KEYS = frozenset((*TRAINING_KEYS, *MODEL_OPTION_KEYS, *TRANSLATION_KEYS, *OTHER_KEYS))
+
+
+def _rerank_params() -> dict[str, Param]:
+    """The ``[rerank]`` table: training options as :class:`TrainConfig` declares them, the
+    translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
+    from clir_toolkit.recipes import RECIPE_PARAMS, SEARCH_PARAMS
+    from clir_toolkit.rerank.score import SCORE_PARAMS
+    from clir_toolkit.rerank.train import TRAIN_PARAMS
+
+    recipe_name = RECIPE_PARAMS["name"]
+    translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
+    translation["translate"] = dataclasses.replace(
+        translation["translate"], choices=("dict", "mt", "embed"), default=None
+    )
+    return {
+        "first_stage": dataclasses.replace(
+            recipe_name, name="first_stage", doc="the search recipe whose runs are reranked"
+        ),
+        "train_first_stage": dataclasses.replace(
+            recipe_name,
+            name="train_first_stage",
+            doc="the search recipe giving the training negatives (default: first_stage)",
+        ),
+        "train_topics": Param(
+            "train_topics",
+            str,
+            doc="the queries the model is trained on (default: the recipe's topics)",
+            choices=("english", "human"),
+        ),
+        "model_from": dataclasses.replace(
+            recipe_name, name="model_from", doc="the rerank recipe whose model is reused"
+        ),
+        **renamed(TRAIN_PARAMS, TRAINING_KEYS),
+        **renamed(TRAIN_PARAMS, MODEL_OPTION_FIELDS),
+        **translation,
+        "depth": SCORE_PARAMS["depth"],
+        "interpolate": dataclasses.replace(
+            SCORE_PARAMS["interpolate"], shape="one or list", doc="λ, or λs to choose from on dev"
+        ),
+        "figure": Param(
+            "figure", str, doc="the PNG beside RESULTS.md that the row is drawn in", form=SAFE_NAME
+        ),
+        "figure_title": Param("figure_title", str, doc="the title of that figure"),
+    }
+
+
+RERANK_PARAMS = _rerank_params()
+"""The keys of ``[rerank]`` (``sweep`` aside), each declared once where its value is used."""
+RERANK_KEYS = frozenset((*RERANK_PARAMS, "sweep"))
 SWEEP_KEYS = frozenset((*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate")) - {
     "model",
     "device",
     "precision",
     "embeddings",
 }
-
-_INTEGERS = {
-    "negatives": 1,
-    "epochs": 1,
-    "batch_size": 1,
-    "dim": 1,
-    "max_query_len": 1,
-    "max_doc_len": 1,
-    "min_count": 1,
-    "max_vocab": 1,
-    "seed": 0,
-    "depth": 1,
-    "embed_top": 1,
-}  # key → smallest value
-_POSITIVE_FLOATS = ("lr", "grad_clip")
-_CHOICES = {
-    "model": ("knrm", "dual"),
-    "encoder": ("avg", "cnn", "lstm"),
-    "loss": ("sosl", "mse", "po", "3part", "hinge"),
-    "device": ("auto", "cpu", "cuda"),
-    "precision": ("fp32", "bf16", "fp16"),
-    "train_topics": ("english", "human"),
-    "translate": ("dict", "mt", "embed"),
-    "dict_mode": ("all", "first", "weighted"),
-}
-_STRINGS = (
-    "first_stage",
-    "train_first_stage",
-    "model_from",
-    "embeddings",
-    "dictionary",
-    "mt",
-    "mt_target_lang",
-    "embed",
-    "figure",
-    "figure_title",
-)
-
 SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ"}
 """How a swept key is written in a row's title."""
 
 SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
 SELECTION_MEASURE = "nDCG@10"
-DEFAULT_DEPTH = 100
 FRESHNESS_FORMAT = "clir-toolkit-fresh/1"
 
 
@@ -191,54 +203,13 @@ FRESHNESS_FORMAT = "clir-toolkit-fresh/1"
 # ---------------------------------------------------------------------------------------------
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check_value(path: Path, key: str, value: Any) -> None:
-    """One [rerank] value of the right type and range, or a FormatError naming it."""
-    where = f"[rerank] {key}"
-    if key in _INTEGERS:
-        if not isinstance(value, int) or isinstance(value, bool) or value < _INTEGERS[key]:
-            raise FormatError(path, None, f"{where} must be an integer ≥ {_INTEGERS[key]}")
-    elif key in _POSITIVE_FLOATS:
-        if not _is_number(value) or not 0 < value < math.inf:
-            raise FormatError(path, None, f"{where} must be a positive number")
-    elif key == "epsilon":
-        if not _is_number(value) or value < 0:
-            raise FormatError(path, None, f"{where} must be a number ≥ 0 (0: the plain cosine)")
-    elif key == "thresholds":
-        if (
-            not isinstance(value, list)
-            or len(value) != 2
-            or not all(_is_number(v) for v in value)
-            or not -1 < value[0] < value[1] < 1
-        ):
-            raise FormatError(
-                path, None, f"{where} must be two numbers -1 < θ1 < θ2 < 1", "e.g. [0.2, 0.7]"
-            )
-    elif key == "interpolate":
-        values = value if isinstance(value, list) else [value]
-        if not values or not all(_is_number(v) and 0 <= v <= 1 for v in values):
-            raise FormatError(path, None, f"{where} must be λ in [0, 1] or a list of them")
-    elif key == "tie_embeddings":
-        if not isinstance(value, bool):
-            raise FormatError(path, None, f"{where} must be true or false")
-    elif key in _CHOICES:
-        if value not in _CHOICES[key]:
-            raise FormatError(path, None, f"{where} must be one of {', '.join(_CHOICES[key])}")
-    elif key in _STRINGS and (not isinstance(value, str) or not value):
-        raise FormatError(path, None, f"{where} must be a non-empty string")
-
-
 def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:
     """Validate a rerank recipe's TOML values (called by :func:`clir_toolkit.recipes.load_recipe`).
 
-    Every problem is a :class:`~clir_toolkit.errors.FormatError` naming the recipe file, so
-    that ``clir run`` stops before any work when one recipe of many is wrong.
+    Every value is checked by its declared parameter (:data:`RERANK_PARAMS`); every problem
+    is a :class:`~clir_toolkit.errors.FormatError` naming the recipe file, so that
+    ``clir run`` stops before any work when one recipe of many is wrong.
     """
-    from clir_toolkit.recipes import reject_unknown_keys
-
     if values.get("search") or values.get("tune"):
         raise FormatError(
             path,
@@ -261,13 +232,19 @@ def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:
         "[rerank] keys",
         f"a [rerank] table may have: {', '.join(sorted(RERANK_KEYS))}",
     )
+    for key, value in table.items():
+        if key != "sweep":
+            check_value(path, "rerank", RERANK_PARAMS[key], value)
     for point in _points(path, table):
         _check_point(path, point, values.get("topics", "english"))
+        if "sweep" in table:
+            _check_point_name(
+                path, point_name(str(values.get("name", path.stem)), table["sweep"], point)
+            )
 
 
 def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
-    for key, value in table.items():
-        _check_value(path, key, value)
+    """What one point's values must satisfy together (each value was checked alone)."""
     if "model_from" in table:
         given = sorted(set(table) & (set(TRAINING_KEYS) | set(MODEL_OPTION_KEYS)) - {"device"})
         given += sorted({"train_first_stage", "train_topics"} & set(table))
@@ -288,10 +265,19 @@ def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
         raise FormatError(path, None, '[rerank] translate = "embed" needs embed = "FILE.vec"')
 
 
+def _check_point_name(path: Path, name: str) -> None:
+    """A sweep point's name must be a valid name too (it may be too long)."""
+    if not re.fullmatch(SAFE_NAME.regex, name):
+        raise FormatError(
+            path,
+            None,
+            f"the sweep point name {show(name)} is not {SAFE_NAME.description}",
+            "shorten the recipe's name",
+        )
+
+
 def _points(path: Path, table: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The [rerank] table of each point of the sweep (the table itself when there is none)."""
-    from clir_toolkit.recipes import reject_unknown_keys
-
     sweep = table.get("sweep")
     base = {k: v for k, v in table.items() if k != "sweep"}
     if sweep is None:
@@ -307,11 +293,22 @@ def _points(path: Path, table: Mapping[str, Any]) -> list[dict[str, Any]]:
         "[rerank.sweep] keys",
         f"a sweep may vary: {', '.join(sorted(SWEEP_KEYS))}",
     )
+    both = sorted(set(sweep) & set(base))
+    if both:
+        raise FormatError(
+            path,
+            None,
+            f"[rerank.sweep] {', '.join(both)} also set in [rerank]",
+            "give a swept key its values in [rerank.sweep] only",
+        )
     lengths = {len(v) if isinstance(v, list) else 0 for v in sweep.values()}
     if len(lengths) != 1 or 0 in lengths:
         raise FormatError(
             path, None, "[rerank.sweep] needs non-empty lists of one length (read in parallel)"
         )
+    for key, values in sweep.items():
+        for value in values:
+            check_value(path, "rerank.sweep", RERANK_PARAMS[key], value)
     count = lengths.pop()
     return [{**base, **{key: values[i] for key, values in sweep.items()}} for i in range(count)]
 
@@ -351,7 +348,7 @@ def rerank_spec(recipe: Recipe) -> RerankSpec:
         epsilon=float(table["epsilon"]) if "epsilon" in table else None,
         thresholds=(float(thresholds[0]), float(thresholds[1])) if thresholds else None,
         tie_embeddings=bool(table.get("tie_embeddings", False)),
-        depth=int(table.get("depth", DEFAULT_DEPTH)),
+        depth=int(table.get("depth", RERANK_PARAMS["depth"].default)),
         interpolate=tuple(
             float(v)
             for v in (
@@ -376,6 +373,15 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+def point_name(name: str, sweep: Mapping[str, Any], point: Mapping[str, Any]) -> str:
+    """``<name>-<value of the first swept key>``: ``eps-0.5``, ``t-0.1_0.6`` (θ1_θ2), ``x-1e06``.
+
+    The name is part of file names: a list is joined by ``_``, and an exponent has no ``+``.
+    """
+    suffix = _format_value(point[next(iter(sweep))]).replace("/", "_").replace("+", "")
+    return f"{name}-{suffix}"
+
+
 def sweep_recipes(recipe: Recipe) -> list[tuple[Recipe, dict[str, Any]]]:
     """One recipe per sweep point, named ``<name>-<value>``, with the point's values."""
     sweep = recipe.rerank.get("sweep")
@@ -384,11 +390,12 @@ def sweep_recipes(recipe: Recipe) -> list[tuple[Recipe, dict[str, Any]]]:
     points = []
     for table in _points(recipe.path, recipe.rerank):
         values = {key: table[key] for key in sweep}
-        first = next(iter(sweep))
-        suffix = _format_value(values[first])
         label = ", ".join(f"{SYMBOLS.get(k, k)} = {_format_value(v)}" for k, v in values.items())
         point = dataclasses.replace(
-            recipe, name=f"{recipe.name}-{suffix}", title=f"{recipe.title}, {label}", rerank=table
+            recipe,
+            name=point_name(recipe.name, sweep, table),
+            title=f"{recipe.title}, {label}",
+            rerank=table,
         )
         points.append((point, values))
     return points

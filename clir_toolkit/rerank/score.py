@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.params import Param, check_options, declare, show
 from clir_toolkit.rerank.data import PAD_ID, Vocabulary
 
 if TYPE_CHECKING:
@@ -39,6 +41,16 @@ if TYPE_CHECKING:
     from clir_toolkit.rerank.data import DocumentEncoder
 
 MODEL_FORMAT = "clir-toolkit-reranker/1"
+DEFAULT_DEPTH = 100
+
+SCORE_PARAMS = declare(
+    Param("depth", int, DEFAULT_DEPTH, "candidates reranked per query", minimum=1,
+          flag="--depth"),
+    Param("batch_size", int, 256, "pairs scored per batch", minimum=1, flag="--batch-size"),
+    Param("interpolate", float, doc="λ of λ·neural + (1 − λ)·first stage", minimum=0,
+          maximum=1, optional=True, flag="--interpolate"),
+)  # fmt: skip
+"""The options of :func:`score_run` that a value can be wrong for."""
 
 
 @dataclass
@@ -83,8 +95,166 @@ def model_classes() -> dict[str, Any]:
     return {cls.model_type: cls for cls in (KNRM, DualEncoder)}
 
 
+MODEL_KEYS = {
+    "format": "str",
+    "model_type": "str",
+    "config": "table",
+    "state_dict": "tensors",
+    "query_vocab": "table",
+    "doc_vocab": "table",
+    "max_query_len": "count",
+    "max_doc_len": "count",
+    "training": "table?",
+    "history": "list?",
+}
+"""The keys of a model file and the kind of value each holds (``?``: may be None or absent)."""
+
+
+def torch_load(path: Path, problem: str, fix: str = "") -> Any:
+    """The object in a file written with ``torch.save``, read with ``weights_only=True``.
+
+    A file that cannot be read (not torch's format, a pickle of other objects) is one
+    FormatError; torch's warnings about such files are silenced, not printed.
+    """
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise FormatError(path, None, f"{problem} ({type(exc).__name__})", fix) from None
+
+
+def _kind_of(value: Any, kind: str) -> bool:
+    import torch
+
+    if kind.endswith("?") and value is None:
+        return True
+    kind = kind.rstrip("?")
+    if kind == "tensors":
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in value.items()
+        )
+    checks: dict[str, Any] = {
+        "str": lambda v: isinstance(v, str),
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        "count": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "table": lambda v: isinstance(v, dict),
+        "list": lambda v: isinstance(v, list),
+        "tensor": lambda v: isinstance(v, torch.Tensor),
+    }
+    return bool(checks[kind](value))
+
+
+KIND_NAMES = {
+    "str": "a string",
+    "int": "an integer ≥ 0",
+    "count": "an integer ≥ 1",
+    "number": "a number",
+    "table": "a dictionary",
+    "list": "a list",
+    "tensor": "a tensor",
+    "tensors": "a dictionary of named tensors",
+}
+
+
+def check_record(
+    path: Path, data: Any, kinds: Mapping[str, str], what: str, fix: str = ""
+) -> dict[str, Any]:
+    """``data`` if it is a dict with each key of ``kinds`` holding a value of that kind.
+
+    Otherwise one FormatError: ``not a clir_toolkit reranker: missing key 'x'``.
+    """
+    if not isinstance(data, dict):
+        raise FormatError(path, None, f"not {what}: a {type(data).__name__}, not a dict", fix)
+    for key, kind in kinds.items():
+        if key not in data:
+            if kind.endswith("?"):
+                continue
+            raise FormatError(path, None, f"not {what}: missing key {key!r}", fix)
+        if not _kind_of(data[key], kind):
+            expected = KIND_NAMES[kind.rstrip("?")] + (" or None" if kind.endswith("?") else "")
+            raise FormatError(
+                path,
+                None,
+                f"not {what}: key {key!r} holds {type(data[key]).__name__}, expected {expected}",
+                fix,
+            )
+    return data
+
+
+def check_state_dict(
+    path: Path, state: Mapping[str, Any], module: Any, what: str, fix: str = ""
+) -> None:
+    """The named tensors ``state`` fit ``module``: same names, same shapes, floating types.
+
+    So that ``load_state_dict`` cannot fail: a mismatch is one FormatError naming the tensor.
+    """
+    expected = module.state_dict()
+    for name in expected:
+        if name not in state:
+            raise FormatError(path, None, f"not {what}: missing tensor {name!r}", fix)
+    for name, tensor in state.items():
+        if name not in expected:
+            raise FormatError(path, None, f"not {what}: unexpected tensor {name!r}", fix)
+        shape, wanted = tuple(tensor.shape), tuple(expected[name].shape)
+        if shape != wanted:
+            raise FormatError(
+                path, None, f"tensor {name!r} has shape {shape}, expected {wanted}", fix
+            )
+        if expected[name].is_floating_point() and not tensor.is_floating_point():
+            raise FormatError(
+                path, None, f"tensor {name!r} holds {tensor.dtype}, expected floating point", fix
+            )
+
+
+def read_vocabulary(
+    path: Path, data: Mapping[str, Any], key: str, what: str, fix: str = ""
+) -> Vocabulary:
+    """The vocabulary stored under ``key`` of a model file or checkpoint."""
+    try:
+        return Vocabulary.from_dict(data[key])
+    except (KeyError, TypeError, ValueError) as exc:
+        problem = f"not {what}: key {key!r} is not a vocabulary ({_one_line(exc)})"
+        raise FormatError(path, None, problem, fix) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> Any:
+    """The model a file's ``model_type`` and ``config`` describe, built on the meta device.
+
+    No memory is allocated for the weights: the skeleton only tells their names and shapes
+    (:func:`check_state_dict`). A type or config that builds no model is one FormatError.
+    """
+    import torch
+
+    classes = model_classes()
+    if model_type not in classes:
+        raise FormatError(
+            path, None, f"unknown model type {show(model_type)} (known: {', '.join(classes)})"
+        )
+    if not all(isinstance(key, str) for key in config):
+        raise FormatError(path, None, f"not {what}: the model config has a key that is not a name")
+    try:
+        with torch.device("meta"):
+            return classes[model_type](**config)
+    except (ClirError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
+        raise FormatError(
+            path, None, f"not {what}: its config makes no {model_type} model ({_one_line(exc)})"
+        ) from None
+
+
 def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedReranker:
-    """Read a model file written by training; the model is put on ``device`` in eval mode."""
+    """Read a model file written by training; the model is put on ``device`` in eval mode.
+
+    Every key, type and tensor shape is checked first: a file that is not a model of this
+    toolkit is one FormatError naming it, never an exception of torch's.
+    """
     import torch
 
     from clir_toolkit.rerank.device import resolve_device
@@ -93,30 +263,37 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedRe
     path = Path(path)
     if not path.is_file():
         raise ClirError(f"{path}: no such model file (train one with: clir rerank train)")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise ClirError(f"{path}: not a reranker model file ({type(exc).__name__})") from None
+    what = "a clir_toolkit reranker"
+    data = torch_load(path, "not a reranker model file")
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise ClirError(
             f"{path}: not a reranker model file of this toolkit (expected format {MODEL_FORMAT})"
         )
-    classes = model_classes()
-    model_type = data["model_type"]
-    if model_type not in classes:
-        raise ClirError(f"{path}: unknown model type {model_type!r} ({', '.join(classes)})")
-    model = classes[model_type](**data["config"])
+    check_record(path, data, MODEL_KEYS, what)
+    query_vocab = read_vocabulary(path, data, "query_vocab", what)
+    doc_vocab = read_vocabulary(path, data, "doc_vocab", what)
+    skeleton = build_saved_model(path, data["model_type"], data["config"], what)
+    check_state_dict(path, data["state_dict"], skeleton, what)
+    for side, vocab in (("query", query_vocab), ("doc", doc_vocab)):
+        rows = data["config"].get(f"{side}_vocab_size")
+        if rows != len(vocab):
+            raise FormatError(
+                path,
+                None,
+                f"the {side} vocabulary has {len(vocab)} words but the model {rows} rows",
+            )
+    model = model_classes()[data["model_type"]](**data["config"])
     model.load_state_dict(data["state_dict"])
     model.to(target).eval()
     return LoadedReranker(
         model=model,
-        model_type=model_type,
-        query_vocab=Vocabulary.from_dict(data["query_vocab"]),
-        doc_vocab=Vocabulary.from_dict(data["doc_vocab"]),
-        max_query_len=int(data["max_query_len"]),
-        max_doc_len=int(data["max_doc_len"]),
-        training=dict(data.get("training", {})),
-        history=list(data.get("history", [])),
+        model_type=data["model_type"],
+        query_vocab=query_vocab,
+        doc_vocab=doc_vocab,
+        max_query_len=data["max_query_len"],
+        max_doc_len=data["max_doc_len"],
+        training=dict(data.get("training") or {}),
+        history=list(data.get("history") or []),
     )
 
 
@@ -323,7 +500,7 @@ def score_run(
     topics: str | Path,
     run: str | Path,
     output: str | Path,
-    depth: int = 100,
+    depth: int = DEFAULT_DEPTH,
     device: str = "auto",
     interpolate: float | None = None,
     batch_size: int = 256,
@@ -344,12 +521,10 @@ def score_run(
 
     use_fastest_threads()
     started = time.perf_counter()
-    if depth < 1:
-        raise UsageError(f"--depth must be at least 1, not {depth}")
-    if batch_size < 1:
-        raise UsageError(f"--batch-size must be at least 1, not {batch_size}")
-    if interpolate is not None and not 0.0 <= interpolate <= 1.0:
-        raise UsageError(f"--interpolate must lie between 0 and 1, not {interpolate}")
+    check_options(
+        {"depth": depth, "batch_size": batch_size, "interpolate": interpolate},
+        SCORE_PARAMS.values(),
+    )
     target = resolve_device(device)
     check_precision(precision, target)
     reranker = load_model(model_path, target)

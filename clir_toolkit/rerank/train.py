@@ -46,8 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
+from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank.data import (
     EncodedExamples,
     Example,
@@ -138,6 +139,73 @@ class TrainConfig:
     #: so that a monolingual model begins with exact matches (K-NRM's exact-match kernel).
     tie_embeddings: bool = False
 
+    def __post_init__(self) -> None:
+        """Check every option against :data:`TRAIN_PARAMS` (a UsageError naming its flag)."""
+        for name, value in check_options(vars(self), TRAIN_PARAMS.values()).items():
+            setattr(self, name, value)
+
+
+TRAIN_PARAMS = with_defaults(
+    declare(
+        Param("model", str, doc="the reranker", choices=MODELS, flag="--model"),
+        Param("encoder", str, doc="the dual encoder's text encoder", choices=ENCODERS,
+              flag="--encoder"),
+        Param("loss", str, doc="the training loss (default: hinge for knrm, sosl for dual)",
+              choices=LOSSES, optional=True, flag="--loss"),
+        Param("embeddings", Path, doc=".vec file initialising both embedding tables",
+              optional=True, flag="--embeddings"),
+        Param("query_embeddings", Path, doc=".vec file of the query table", optional=True,
+              flag="--query-embeddings"),
+        Param("doc_embeddings", Path, doc=".vec file of the document table", optional=True,
+              flag="--doc-embeddings"),
+        Param("parallel_epochs", int, doc="epochs of pre-training on parallel text", minimum=0,
+              flag="--parallel-epochs"),
+        Param("parallel_negatives", int, doc="negatives per parallel sentence", minimum=1,
+              flag="--parallel-negatives"),
+        Param("epochs", int, doc="epochs of training on the relevance judgements", minimum=1,
+              flag="--epochs"),
+        Param("batch_size", int, doc=f"examples per step (default {DEFAULT_BATCH_SIZE})",
+              minimum=1, optional=True, flag="--batch-size"),
+        Param("lr", float, doc="Adam's learning rate (default: 1e-3 for knrm, 0.01 for dual)",
+              above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
+        Param("dim", int, doc="embedding size (default 300, or the .vec file's)", minimum=1,
+              optional=True, flag="--dim"),
+        Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
+        Param("max_doc_len", int, doc="document words read", minimum=1, flag="--max-doc-len"),
+        Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
+              flag="--min-count"),
+        Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,
+              optional=True, flag="--max-vocab"),
+        Param("negatives_per_query", int, doc="non-relevant first-stage candidates per query",
+              minimum=1, flag="--negatives"),
+        Param("depth", int, doc="dev candidates reranked per query", minimum=1, flag="--depth"),
+        Param("seed", int, doc="seed of every random choice", minimum=0, maximum=2**32 - 1,
+              flag="--seed"),
+        Param("device", str, doc="where to train",
+              form=Form(r"auto|cpu|cuda(:[0-9]+)?", "a device: auto, cpu, cuda or cuda:N"),
+              flag="--device"),
+        Param("precision", str, doc="floating-point precision of the matrix products",
+              choices=("fp32", "bf16", "fp16"), flag="--precision"),
+        Param("grad_clip", float, doc="largest gradient norm (default: no clipping)", above=0,
+              optional=True, flag="--grad-clip"),
+        Param("query_language", str, doc="analysis language of the queries", optional=True,
+              flag="--query-lang"),
+        Param("doc_language", str, doc="analysis language of the documents", optional=True,
+              flag="--doc-lang"),
+        Param("resume", bool, doc="continue from OUTPUT.ckpt", flag="--resume"),
+        Param("verbose", bool, doc="progress on stderr (--quiet turns it off)"),
+        Param("epsilon", float, doc="the dual encoder's smoothness ε (0: the plain cosine)",
+              minimum=0, optional=True, flag="--epsilon"),
+        Param("sosl_thresholds", float, doc="SOSL's inner thresholds θ1 < θ2 (default 0.2, 0.7)",
+              above=-1, below=1, shape="list", length=2, increasing=True, optional=True,
+              flag="--sosl-thresholds"),
+        Param("tie_embeddings", bool, doc="start shared words with the same vector",
+              flag="--tie-embeddings"),
+    ),
+    TrainConfig,
+)  # fmt: skip
+"""The options of :class:`TrainConfig` that a value can be wrong for (paths aside)."""
+
 
 @dataclass
 class EpochRecord:
@@ -179,47 +247,13 @@ def _optional_path(value: str | Path | None) -> Path | None:
 
 
 def _resolved(config: TrainConfig) -> TrainConfig:
-    """A copy of ``config`` with defaults filled in and every value checked."""
-    from clir_toolkit.rerank.device import DEVICES, PRECISIONS
-
-    if config.model not in MODELS:
-        raise UsageError(f"unknown model {config.model!r} (choose {', '.join(MODELS)})")
-    if config.encoder not in ENCODERS:
-        raise UsageError(f"unknown encoder {config.encoder!r} (choose {', '.join(ENCODERS)})")
-    loss = config.loss or DEFAULT_LOSS[config.model]
-    if loss not in LOSSES:
-        raise UsageError(f"unknown loss {loss!r} (choose {', '.join(LOSSES)})")
-    if config.device not in DEVICES and not config.device.startswith("cuda:"):
-        raise UsageError(f"unknown device {config.device!r} (choose {', '.join(DEVICES)})")
-    if config.precision not in PRECISIONS:
-        raise UsageError(f"unknown precision {config.precision!r} ({', '.join(PRECISIONS)})")
+    """A copy of ``config`` with the model's defaults filled in (its values are checked)."""
     dev = (config.dev_topics, config.dev_qrels, config.dev_run)
     if any(p is not None for p in dev) and any(p is None for p in dev):
         raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
-    positive = {
-        "epochs": config.epochs,
-        "max_query_len": config.max_query_len,
-        "max_doc_len": config.max_doc_len,
-        "min_count": config.min_count,
-        "depth": config.depth,
-    }
-    for name, value in positive.items():
-        if value < 1:
-            raise UsageError(f"{name} must be at least 1, not {value}")
-    if config.negatives_per_query < 1:
-        raise UsageError(
-            f"negatives_per_query must be at least 1, not {config.negatives_per_query}"
-        )
-    if config.parallel_epochs < 0:
-        raise UsageError(f"parallel_epochs must be 0 or more, not {config.parallel_epochs}")
-    batch_size = config.batch_size or DEFAULT_BATCH_SIZE
-    if batch_size < 1:
-        raise UsageError(f"batch_size must be at least 1, not {batch_size}")
+    loss = config.loss or DEFAULT_LOSS[config.model]
+    batch_size = config.batch_size if config.batch_size is not None else DEFAULT_BATCH_SIZE
     lr = config.lr if config.lr is not None else DEFAULT_LR[config.model]
-    if not 0 < lr < FLOAT32_MAX:
-        raise UsageError(f"the learning rate must be a positive float32 number, not {lr}")
-    if config.grad_clip is not None and not config.grad_clip > 0:
-        raise UsageError(f"grad_clip must be positive, not {config.grad_clip}")
     resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
         setattr(resolved, name, _optional_path(getattr(resolved, name)))
@@ -330,7 +364,7 @@ def prepare_data(
     docids = list(dict.fromkeys(e.docid for e in examples))
 
     parallel = None
-    if config.parallel is not None and config.parallel_epochs > 0:
+    if config.parallel is not None and _has_parallel(config):
         parallel = parallel_examples(
             read_parallel_tsv(config.parallel), config.parallel_negatives, config.seed
         )
@@ -619,7 +653,8 @@ def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.de
     """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
     from clir_toolkit.rerank.score import rerank_rows, score_encoded
 
-    batch_size = max(config.batch_size or DEFAULT_BATCH_SIZE, 256)
+    assert config.batch_size is not None
+    batch_size = max(config.batch_size, 256)
     neural = score_encoded(model, dev.encoded, device, batch_size, config.precision)
     rows = rerank_rows(dev.ranked, neural, config.depth)
     return mean_measure(dev.qrels, rows, DEV_MEASURE)
@@ -693,24 +728,153 @@ def _save_checkpoint(
     )
 
 
-def _read_checkpoint(path: Path, fingerprint: str) -> dict[str, Any]:
-    import torch
+CHECKPOINT_KEYS = {
+    "format": "str",
+    "fingerprint": "str",
+    "completed": "int",
+    "best_epoch": "int",
+    "best_dev": "number?",
+    "best_state": "tensors?",
+    "history": "list",
+    "model": "tensors",
+    "loss": "tensors?",
+    "optimiser": "table",
+    "scaler": "table?",
+    "rng_torch": "tensor",
+    "rng_cuda": "list?",
+    "rng_shuffle": "tensor",
+    "query_vocab": "table",
+    "doc_vocab": "table",
+}
+"""The keys of a checkpoint and the kind of value each holds (``?``: may be None or absent)."""
+EPOCH_KEYS = {
+    "epoch": "count",
+    "phase": "str",
+    "loss": "number",
+    "dev": "number?",
+    "seconds": "number",
+}
+CHECKPOINT_WHAT = "a clir_toolkit training checkpoint"
+CHECKPOINT_FIX = "delete it or train without --resume"
 
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise ClirError(
-            f"{path}: cannot read the checkpoint ({type(exc).__name__}); "
-            "delete it or train without --resume"
-        ) from None
+
+def _read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[str, Any]:
+    """A checkpoint of this training (same settings and files) that ``config`` can continue.
+
+    Its keys and the kinds of their values are checked here, its tensors against the model
+    by :func:`_restore`: a damaged or foreign file is one FormatError, never torch's error.
+    """
+    from clir_toolkit.rerank.score import check_record, torch_load
+
+    data = torch_load(path, "cannot read the checkpoint", CHECKPOINT_FIX)
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise ClirError(f"{path}: not a training checkpoint; delete it or train without --resume")
+        raise ClirError(f"{path}: not a training checkpoint; {CHECKPOINT_FIX}")
+    check_record(path, data, CHECKPOINT_KEYS, CHECKPOINT_WHAT, CHECKPOINT_FIX)
     if data["fingerprint"] != fingerprint:
         raise ClirError(
             f"{path}: the checkpoint was made with other settings or input files; "
             "train without --resume to start again"
         )
+    pretraining = config.parallel_epochs if _has_parallel(config) else 0
+    if data["completed"] > pretraining + config.epochs:
+        raise UsageError(
+            f"{path}: the checkpoint is at epoch {data['completed']}, past --epochs "
+            f"{config.epochs}; resume with --epochs {data['completed'] - pretraining} or more, "
+            "or train without --resume"
+        )
+    for record in data["history"]:
+        check_record(path, record, EPOCH_KEYS, CHECKPOINT_WHAT + " (history)", CHECKPOINT_FIX)
     return data
+
+
+def _checkpoint_vocabularies(path: Path, data: Mapping[str, Any]) -> tuple[Vocabulary, Vocabulary]:
+    from clir_toolkit.rerank.score import read_vocabulary
+
+    return (
+        read_vocabulary(path, data, "query_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
+        read_vocabulary(path, data, "doc_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
+    )
+
+
+def _restore(
+    path: Path,
+    data: Mapping[str, Any],
+    model: Any,
+    loss_module: Any,
+    optimiser: Any,
+    scaler: Any,
+    generator: torch.Generator,
+) -> _State:
+    """Put the checkpoint's weights, optimiser state and random states back.
+
+    Each tensor is checked against what it replaces first, so that no torch error escapes.
+    """
+    import torch
+
+    from clir_toolkit.rerank.score import check_state_dict
+
+    best_state, loss_state = data.get("best_state"), data.get("loss")
+    check_state_dict(path, data["model"], model, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    if best_state is not None:
+        check_state_dict(path, best_state, model, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    if loss_module is not None and loss_state is not None:
+        check_state_dict(path, loss_state, loss_module, CHECKPOINT_WHAT, CHECKPOINT_FIX)
+    for key, current in (
+        ("rng_torch", torch.get_rng_state()),
+        ("rng_shuffle", generator.get_state()),
+    ):
+        if data[key].dtype != current.dtype or data[key].shape != current.shape:
+            raise FormatError(
+                path, None, f"not {CHECKPOINT_WHAT}: {key!r} is not a random state", CHECKPOINT_FIX
+            )
+    model.load_state_dict(data["model"])
+    if loss_module is not None and loss_state is not None:
+        loss_module.load_state_dict(loss_state)
+    torch.set_rng_state(data["rng_torch"])
+    generator.set_state(data["rng_shuffle"])
+    key = "optimiser"
+    try:
+        optimiser.load_state_dict(data["optimiser"])
+        _check_optimiser_state(optimiser)
+        key = "scaler"
+        if scaler is not None and data.get("scaler") is not None:
+            scaler.load_state_dict(data["scaler"])
+        key = "rng_cuda"
+        if data.get("rng_cuda") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(data["rng_cuda"])
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise FormatError(
+            path, None, f"not {CHECKPOINT_WHAT}: {key!r} does not fit ({detail})", CHECKPOINT_FIX
+        ) from None
+    return _State(
+        completed=data["completed"],
+        best_epoch=data["best_epoch"],
+        best_dev=data.get("best_dev"),
+        best_state=best_state,
+        history=[
+            EpochRecord(r["epoch"], r["phase"], r["loss"], r.get("dev"), r["seconds"])
+            for r in data["history"]
+        ],
+    )
+
+
+def _check_optimiser_state(optimiser: Any) -> None:
+    """Every per-parameter tensor of the optimiser's state (Adam's moments) has its shape."""
+    for group in optimiser.param_groups:
+        for number, parameter in enumerate(group["params"]):
+            for name, value in optimiser.state.get(parameter, {}).items():
+                shape = getattr(value, "shape", None)
+                if shape is not None and len(shape) > 0 and shape != parameter.shape:
+                    raise ValueError(
+                        f"{name} of parameter {number} has shape {tuple(shape)}, "
+                        f"expected {tuple(parameter.shape)}"
+                    )
+
+
+def _has_parallel(config: TrainConfig) -> bool:
+    """Whether training starts with epochs of parallel pre-training."""
+    return config.parallel is not None and config.parallel_epochs > 0
 
 
 def _save_model(
@@ -788,16 +952,13 @@ def train_reranker(config: TrainConfig) -> TrainReport:
 
     checkpoint = None
     if config.resume and checkpoint_path.is_file():
-        checkpoint = _read_checkpoint(checkpoint_path, fingerprint)
+        checkpoint = _read_checkpoint(checkpoint_path, fingerprint, config)
     elif config.resume:
         _log(config, f"no checkpoint at {checkpoint_path}: training from the start")
 
     vocabs = None
     if checkpoint is not None:
-        vocabs = (
-            Vocabulary.from_dict(checkpoint["query_vocab"]),
-            Vocabulary.from_dict(checkpoint["doc_vocab"]),
-        )
+        vocabs = _checkpoint_vocabularies(checkpoint_path, checkpoint)
     data = prepare_data(config, collection.corpus, cache_dir, vocabs)
     vocabs = (data.query_vocab, data.doc_vocab)
 
@@ -818,22 +979,8 @@ def train_reranker(config: TrainConfig) -> TrainReport:
 
     state = _State()
     if checkpoint is not None:
-        model.load_state_dict(checkpoint["model"])
-        if loss_module is not None and checkpoint["loss"] is not None:
-            loss_module.load_state_dict(checkpoint["loss"])
-        optimiser.load_state_dict(checkpoint["optimiser"])
-        if scaler is not None and checkpoint["scaler"] is not None:
-            scaler.load_state_dict(checkpoint["scaler"])
-        torch.set_rng_state(checkpoint["rng_torch"])
-        if checkpoint["rng_cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(checkpoint["rng_cuda"])
-        generator.set_state(checkpoint["rng_shuffle"])
-        state = _State(
-            completed=int(checkpoint["completed"]),
-            best_epoch=int(checkpoint["best_epoch"]),
-            best_dev=checkpoint["best_dev"],
-            best_state=checkpoint["best_state"],
-            history=[EpochRecord(**r) for r in checkpoint["history"]],
+        state = _restore(
+            checkpoint_path, checkpoint, model, loss_module, optimiser, scaler, generator
         )
         _log(config, f"resuming from {checkpoint_path} after epoch {state.completed}")
 
