@@ -84,6 +84,8 @@ SEARCH_PARAMS = declare(
     Param("expand", str, doc="pre-translation expansion", choices=("wordnet",)),
     Param("wordnet_synonyms", int, 3, "WordNet synonyms added per term", minimum=0),
     Param("wordnet_weight", float, 0.5, "weight of a synonym", minimum=0),
+    Param("keep_source", float, 0.0, "weight of the kept English word, relative to the best "
+          "translation (0: translations only; clir search's default is 0.5)", minimum=0),
     Param("structure", str, "or", "how a term's alternatives combine",
           choices=("and", "or", "syn")),
     Param("k1", float, 0.9, "BM25 k1", minimum=0),
