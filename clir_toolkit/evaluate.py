@@ -52,7 +52,7 @@ DEFAULT_MEASURES = (
     "RR(rel=1)",
     "R@100",
 )
-"""The measures of the source papers, spelled for ir_measures (see DESIGN.md)."""
+"""The measures of the source papers, spelled for ir_measures (the README lists them)."""
 
 TESTS = ("ttest", "wilcoxon")
 CORRECTIONS = ("holm", "bonferroni", "none")

@@ -48,7 +48,8 @@ def write_results(
         f"    {command}",
         "",
         f"Took {seconds / 60:.1f} min on {platform.machine()} with "
-        f"{_cpu_count()} cores. Measures as in DESIGN.md; ▲/▼: significantly better/worse "
+        f"{_cpu_count()} cores. Measures as in the README (the papers' measures in "
+        "ir_measures spelling); ▲/▼: significantly better/worse "
         "than the baseline row (paired t-test, Holm correction over the other rows, "
         "α = 0.05). Parameters in a recipe's [tune] table were chosen on the dev split; the "
         "test split is reported as it came out.",

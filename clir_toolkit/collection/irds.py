@@ -4,7 +4,7 @@
 ir_datasets", SIGIR 2021) gives one Python interface to hundreds of IR test collections:
 ``ir_datasets.load("hc4/zh/dev")`` returns a dataset whose ``docs_iter()``,
 ``queries_iter()`` and ``qrels_iter()`` yield typed NamedTuple records. This module turns
-three CLIR families into the toolkit's collection directory (see DESIGN.md)::
+three CLIR families into the toolkit's collection directory (the README's Formats section)::
 
     corpus.jsonl                 {"id", "contents"}: the document's title and text joined
     topics.{split}.tsv           the English queries

@@ -1,6 +1,7 @@
 """The dual encoder of *Cross-Lingual Document Retrieval with Smooth Learning* (Liu et al.).
 
-Source: J. Liu, X. Zhang, D. Goldwasser and X. Wang, ``papers/smooth-learning-clir.md``:
+Source: J. Liu, X. Zhang, D. Goldwasser and X. Wang, *Cross-Lingual Document Retrieval with
+Smooth Learning*:
 §3.1–3.2 (separate query and document embeddings, average pooling + tanh), §3.3 (Smooth
 Cosine Similarity, equation 1, Figure 1) and §5 "Average Pooling and Other Neural
 Architectures" (the DSSM-CNN and DSSM-LSTM encoders they compare with).

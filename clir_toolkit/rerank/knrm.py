@@ -2,7 +2,8 @@
 
 Source: C. Xiong, Z. Dai, J. Callan, Z. Liu and R. Power, "End-to-end neural ad-hoc ranking
 with kernel pooling", SIGIR 2017; as used for cross-language retrieval in the thesis
-*Neural CLIR* (``papers/neural-clir-thesis.md``), §3.2, equation 3.4, and §6.1.3 (bilingual
+Q. Liu, *A Neural Approach to Cross-Lingual Information Retrieval* (M.S. thesis, Carnegie
+Mellon University), §3.2, equation 3.4, and §6.1.3 (bilingual
 training: English queries, Chinese documents, one vocabulary per language).
 
 The model, layer by layer (thesis eq. 3.4), for a query ``q_1..q_n`` and a document

@@ -5,9 +5,11 @@ both models here) and ``grades: LongTensor[B]`` (0 = not relevant, 1 = partially
 2 = relevant, as in the collections' qrels), and returns the mean over the batch, a scalar.
 The pairwise hinge takes the scores of the better and the worse document of each pair.
 
-Sources: ``papers/smooth-learning-clir.md`` (Liu et al.), §3.4 equation 2 (SOSL) and §5
+Sources: Liu, Zhang, Goldwasser and Wang, *Cross-Lingual Document Retrieval with Smooth
+Learning*, §3.4 equation 2 (SOSL) and §5
 Table 2 (the baselines MSE, proportional odds and 3Part_l2, all compared with
-``epsilon = 1``); ``papers/neural-clir-thesis.md`` §3.2 (K-NRM, trained pairwise, from
+``epsilon = 1``); Q. Liu, *A Neural Approach to Cross-Lingual
+Information Retrieval* (M.S. thesis, CMU), §3.2 (K-NRM, trained pairwise, from
 Xiong et al. 2017). Where the paper names a baseline without spelling it out, the docstring
 says what was chosen and why.
 
