@@ -295,6 +295,23 @@ def test_parallel_pretraining_and_embeddings(tmp_path: Path, first_stage: Path) 
     assert "signal" in loaded.query_vocab.words  # parallel sentences are in the vocabulary
 
 
+def test_bilingual_vectors_of_clir_embed_train_initialise_both_tables(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    # `clir embed train` writes one space with language-prefixed words; the English
+    # "signal" must not take the French "fr:signal" row, nor the other way round.
+    vectors = tmp_path / "en-fr.vec"
+    vectors.write_text(
+        "4 4\nen:directory 1 0 0 0\nfr:répertoire 0.9 0.1 0 0\n"
+        "en:signal 0 1 0 0\nfr:signal 0 0 1 0\n",
+        encoding="utf-8",
+    )
+    report = train_reranker(_config(tmp_path, first_stage, dim=None, embeddings=vectors, epochs=1))
+    loaded = load_model(report.output)
+    found = loaded.training["embeddings_found"]
+    assert found == {"query": 2, "doc": 2}  # directory, signal / répertoire, signal
+
+
 def test_a_malformed_vector_file_is_reported_with_its_line(
     tmp_path: Path, first_stage: Path
 ) -> None:

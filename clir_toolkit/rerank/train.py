@@ -495,17 +495,28 @@ def tie_query_rows(model: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -
 def _embedding_rows(path: Path, vocab: Vocabulary) -> tuple[int, torch.Tensor, torch.Tensor]:
     """``(dimension, vectors, row ids)`` of the vocabulary words that ``path`` (.vec) has.
 
-    :func:`clir_toolkit.resources.embeddings.load_vec` keeps only the vocabulary's words, so
-    a file of millions of vectors costs one pass, not its size in memory.
+    A word is looked up as itself and as ``language:word``, the form of the bilingual files
+    ``clir embed train`` writes (``en:library``, ``fr:bibliothèque`` in one space); the
+    prefixed form wins when a file has both. :func:`clir_toolkit.resources.embeddings.load_vec`
+    keeps only the words asked for, so a file of millions of vectors costs one pass, not its
+    size in memory.
     """
     import torch
 
     from clir_toolkit.resources.embeddings import load_vec
 
-    vectors = load_vec(path, vocabulary=set(vocab.words[2:]))
-    ids = [i for i, word in enumerate(vocab.words) if i > 1 and word in vectors]
+    prefix = f"{vocab.language}:"
+    words = vocab.words[2:]
+    vectors = load_vec(path, vocabulary={*words, *(prefix + word for word in words)})
+    ids, matrix = [], []
+    for i, word in enumerate(vocab.words):
+        if i < 2:
+            continue
+        row = vectors.index.get(prefix + word, vectors.index.get(word))
+        if row is not None:
+            ids.append(i)
+            matrix.append(row)
     rows = torch.tensor(ids, dtype=torch.long)
-    matrix = [vectors.index[vocab.words[i]] for i in ids]
     values = torch.as_tensor(vectors.vectors[matrix], dtype=torch.float32)
     return vectors.dim, values.reshape(-1, vectors.dim), rows
 
