@@ -382,10 +382,35 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--top", type=int, default=20, help="most frequent missing words shown")
     r.set_defaults(handler=cmd_resource_coverage)
     r = resource.add_parser(
-        "parallel", parents=[common], help="English→L sentence pairs from gettext catalogs"
+        "parallel",
+        parents=[common],
+        help="English→L sentence pairs from gettext catalogs or Debian's package descriptions",
     )
     r.add_argument("--lang", required=True, help="document language, e.g. fr")
     r.add_argument("--out", required=True, type=Path, help="TSV to write (english<TAB>L)")
+    r.add_argument(
+        "--source",
+        default="gettext",
+        choices=["gettext", "ddtp"],
+        help="gettext: the installed message catalogs (default); ddtp: Debian's translated "
+        "package descriptions, synopses and aligned paragraphs",
+    )
+    r.add_argument(
+        "--lists",
+        type=Path,
+        metavar="DIR",
+        help="--source ddtp: apt lists saved in DIR (default: $CLIR_DATA/ddtp/lists, where "
+        "`clir collection build ddtp` keeps them; nothing is fetched)",
+    )
+    r.add_argument(
+        "--exclude",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="COLLECTION",
+        help="--source ddtp: leave out every description judged in this collection's dev or "
+        "test qrels (repeatable)",
+    )
     r.set_defaults(handler=cmd_resource_parallel)
     r = resource.add_parser(
         "monolingual", parents=[common], help="text of one language, one line each, for embeddings"
@@ -815,6 +840,11 @@ def cmd_resource_coverage(args: argparse.Namespace) -> int:
 
 
 def cmd_resource_parallel(args: argparse.Namespace) -> int:
+    if args.source == "ddtp":
+        return _resource_parallel_ddtp(args)
+    for option, given in (("--lists", args.lists is not None), ("--exclude", args.exclude)):
+        if given:
+            raise UsageError(f"{option} reads Debian's package descriptions: add --source ddtp")
     from clir_toolkit.resources.parallel import collect_parallel
 
     summary = collect_parallel(args.lang, args.out)
@@ -822,6 +852,16 @@ def cmd_resource_parallel(args: argparse.Namespace) -> int:
         f"{summary.pairs} sentence pairs en→{args.lang} from {summary.catalogs} catalogs "
         f"→ {args.out}"
     )
+    return 0
+
+
+def _resource_parallel_ddtp(args: argparse.Namespace) -> int:
+    from clir_toolkit.resources.ddtp_parallel import collect_ddtp_parallel, format_summary
+
+    summary = collect_ddtp_parallel(
+        args.lang, args.out, lists=args.lists, exclude=args.exclude, progress=not args.quiet
+    )
+    print(format_summary(summary))
     return 0
 
 
