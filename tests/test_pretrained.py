@@ -15,7 +15,12 @@ import pytest
 
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank.pretrained import ENCODERS, VectorCache, load_encoder
+from clir_toolkit.rerank.pretrained import (
+    DEFAULT_INTERPOLATION,
+    ENCODERS,
+    VectorCache,
+    load_encoder,
+)
 from tests.conftest import assert_one_line_error, run_clir
 
 DOCS = {
@@ -81,7 +86,7 @@ def test_each_encoder_gives_unit_float32_rows(name: str, dim: int, package: str)
 def test_an_english_query_finds_the_french_document_about_it(
     collection: Path, encoder: str
 ) -> None:
-    ranking = _rerank(collection, encoder, collection.parent / "out.run")
+    ranking = _rerank(collection, encoder, collection.parent / "out.run", "--interpolate", "1")
     assert ranking.index("paquet") < ranking.index("meteo")
     assert ranking[0] == "paquet"
 
@@ -89,6 +94,16 @@ def test_an_english_query_finds_the_french_document_about_it(
 def test_interpolation_with_lambda_0_keeps_the_first_stage_order(collection: Path) -> None:
     ranking = _rerank(collection, "e5-small", collection.parent / "out.run", "--interpolate", "0")
     assert ranking == [docid for docid, _ in FIRST_STAGE]
+
+
+def test_the_default_interpolates_with_the_measured_lambda(collection: Path) -> None:
+    tmp = collection.parent
+    _rerank(collection, "use-m3", tmp / "default.run")
+    _rerank(collection, "use-m3", tmp / "chosen.run", "--interpolate", str(DEFAULT_INTERPOLATION))
+    _rerank(collection, "use-m3", tmp / "alone.run", "--interpolate", "1")
+    default = (tmp / "default.run").read_text()
+    assert default == (tmp / "chosen.run").read_text()
+    assert default != (tmp / "alone.run").read_text()
 
 
 def test_documents_are_encoded_once_and_reused_by_later_runs(collection: Path) -> None:
