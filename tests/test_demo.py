@@ -35,15 +35,17 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
     rows = [
         line.split()[0]
         for line in report.splitlines()
-        if line.startswith(("bm25", "dual")) and not line.split()[0].endswith(":")
+        if line.startswith(("bm25", "dual", "use-m3")) and not line.split()[0].endswith(":")
     ]
-    # One table against the untranslated run, then the reranker against its first stage.
+    # One table against the untranslated run, then the rerankers against their first stage.
     assert rows == [
         "bm25-untranslated",
         "bm25-dict",
+        "use-m3+bm25",
         "dual-sosl+bm25",
         "bm25-human",
         "bm25-dict",
+        "use-m3+bm25",
         "dual-sosl+bm25",
     ]
     assert "Reranking against its first stage" in report
@@ -62,4 +64,5 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
 def test_demo_without_a_train_split_shows_the_baselines_and_says_why(tmp_path: Path) -> None:
     report, progress = demo(TINY_FR, tmp_path)
     assert "bm25-human" in report and "dual-sosl" not in report
+    assert "use-m3+bm25" in report  # the pretrained encoder needs no training
     assert "no train split" in progress
