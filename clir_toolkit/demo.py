@@ -106,7 +106,7 @@ def run_demo(
         if (run := _search(collection, index, system, split, runs_dir / split, quiet)) is not None
     ]
     dictionary_run = runs_dir / split / "bm25-dict.trec"
-    rerankings = [_rerank_pretrained(collection, split, dictionary_run, runs_dir / split, quiet)]
+    rerankings = [_rerank(collection, None, split, dictionary_run, runs_dir / split, quiet)]
     reranked = None
     if _has_split(collection, "train"):
         models = workdir / "models" / name
@@ -292,45 +292,27 @@ def _model_key(config: TrainConfig, collection: Collection) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def _rerank_pretrained(
-    collection: Collection, split: str, run: Path, directory: Path, quiet: bool
-) -> Path:
-    """The dictionary run of ``split`` reranked by :data:`PRETRAINED`, interpolated with BM25."""
-    from clir_toolkit.rerank.pretrained import score_run_pretrained
-
-    output = directory / f"{PRETRAINED_RUN}.trec"
-    log(quiet, f"reranking the top {RERANK_DEPTH} of {run} with {PRETRAINED}")
-    score_run_pretrained(
-        PRETRAINED,
-        collection.root,
-        collection.split_file("topics", split),
-        run,
-        output,
-        depth=RERANK_DEPTH,
-        interpolate=DEFAULT_INTERPOLATION,
-        tag=PRETRAINED_RUN,
-        verbose=not quiet,
-    )
-    return output
-
-
 def _rerank(
-    collection: Collection, model: Path, split: str, run: Path, directory: Path, quiet: bool
+    collection: Collection, model: Path | None, split: str, run: Path, directory: Path, quiet: bool
 ) -> Path:
-    """The dictionary run of ``split`` reranked by ``model``, interpolated with BM25."""
+    """The dictionary run of ``split`` reranked and interpolated with BM25: by the trained
+    reranker ``model`` (λ :data:`INTERPOLATION`), or by :data:`PRETRAINED` when ``model`` is
+    None (λ :data:`DEFAULT_INTERPOLATION`)."""
+    from clir_toolkit.rerank.pretrained import score_run_pretrained
     from clir_toolkit.rerank.score import score_run
 
-    output = directory / f"{RERANKED}.trec"
-    log(quiet, f"reranking the top {RERANK_DEPTH} of {run}")
-    score_run(
-        model,
-        collection.root,
-        collection.split_file("topics", split),
-        run,
-        output,
-        depth=RERANK_DEPTH,
-        interpolate=INTERPOLATION,
-        tag=RERANKED,
-        verbose=not quiet,
-    )
+    name = RERANKED if model is not None else PRETRAINED_RUN
+    output = directory / f"{name}.trec"
+    log(quiet, f"reranking the top {RERANK_DEPTH} of {run} with {model or PRETRAINED}")
+    topics = collection.split_file("topics", split)
+    if model is None:
+        score_run_pretrained(
+            PRETRAINED, collection.root, topics, run, output, depth=RERANK_DEPTH,
+            interpolate=DEFAULT_INTERPOLATION, tag=name, verbose=not quiet,
+        )  # fmt: skip
+    else:
+        score_run(
+            model, collection.root, topics, run, output, depth=RERANK_DEPTH,
+            interpolate=INTERPOLATION, tag=name, verbose=not quiet,
+        )  # fmt: skip
     return output
