@@ -8,11 +8,13 @@ shows the traceback instead.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -1102,15 +1104,38 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def signals_as_exceptions() -> Iterator[None]:
     """SIGTERM and SIGHUP raise :class:`~clir_toolkit.errors.Interrupted` while a command
     runs, as SIGINT raises KeyboardInterrupt: either way the exception unwinds through the
-    ``atomic_write``/``atomic_directory`` blocks, which remove their temporary files."""
+    ``atomic_write``/``atomic_directory`` blocks, which remove their temporary files.
+
+    A signal that arrives while Python runs a finaliser or a weakref callback (the import
+    machinery has some) raises there, where Python can only print "Exception ignored" and
+    go on; the command would then finish as if never interrupted. The unraisable-exception
+    hook below catches that case silently and sends the signal again, so that it
+    raises in the command's own code a moment later.
+    """
 
     def interrupt(signum: int, _frame: object) -> None:
         raise Interrupted(signum)
 
+    def send_signal_later(signum: int) -> None:
+        time.sleep(0.05)
+        os.kill(os.getpid(), signum)
+
+    def redeliver(unraisable: sys.UnraisableHookArgs) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, KeyboardInterrupt):
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            # Sent from another thread, a little later: sent from here, the handler would
+            # raise inside this hook (threading.Thread.start() waits, so _thread it is).
+            _thread.start_new_thread(send_signal_later, (signum,))
+        else:
+            previous_hook(unraisable)
+
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, redeliver
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

@@ -444,3 +444,25 @@ def test_non_finite_bm25_parameters_are_refused(fr_index: Path, tmp_path: Path,
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"),
                       "--k1", value)
     assert_one_line_error(result, "--k1", status=2)
+
+
+def test_a_signal_raised_inside_a_finaliser_still_interrupts_the_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A SIGTERM that lands while Python runs a finaliser (CI caught one in the import
+    machinery's weakref callback) raised where Python only prints "Exception ignored";
+    the command then ran to the end as if never interrupted."""
+    from clir_toolkit.cli import signals_as_exceptions
+    from clir_toolkit.errors import Interrupted
+
+    class SignalledDuringFinalisation:
+        def __del__(self) -> None:
+            raise Interrupted(signal.SIGTERM)
+
+    with pytest.raises(Interrupted) as stopped, signals_as_exceptions():
+        finalised = SignalledDuringFinalisation()
+        del finalised
+        for _ in range(500):  # the signal is sent again; it raises within milliseconds
+            time.sleep(0.01)
+    assert stopped.value.signum == signal.SIGTERM
+    assert "Exception ignored" not in capsys.readouterr().err
