@@ -7,8 +7,9 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
     name = "dict-syn"                       # the run's name and tag
     title = "dictionary, Pirkola structure" # the row label in RESULTS.md
     group = "dictionary form"               # rows compared with each other (or a list)
-    languages = ["fr", "de"]                # man-page collections en→L
-    variant = "standard"                    # or "hard" (documents without NAME)
+    collection = "manpages"                 # or "ddtp" (Debian's package descriptions)
+    languages = ["fr", "de"]                # the family's collections en→L
+    variant = "standard"                    # or "hard" (documents without NAME / synopsis)
     topics = "english"                      # or "human" (the monolingual reference)
     baseline = false                        # true for the run others are tested against
 
@@ -20,6 +21,11 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
 
     [tune]                                  # optional grid, chosen on the dev split only
     k1 = [0.9, 1.2]
+
+The collections of a family are :data:`COLLECTIONS`'s: ``collection = "ddtp"`` runs on
+``ddtp-en-L[-hard]`` (built from the apt lists an earlier fetch saved under
+``$CLIR_DATA/ddtp/lists``, else fetched there), and its runs go to
+``runs/ddtp-en-L[-hard]/``.
 
 Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
 run once with the chosen values and reported as it comes out.
@@ -47,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.collection.manpages import LANGUAGES as MANPAGE_LANGUAGES
+from clir_toolkit.collection import ddtp, manpages
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.params import (
     SAFE_NAME,
@@ -63,6 +69,36 @@ if TYPE_CHECKING:
     from clir_toolkit.rerank.recipe import RerankDetails
 
 SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class CollectionFamily:
+    """A family of collections that recipes name with ``collection = "..."``."""
+
+    languages: tuple[str, ...]
+    name: Callable[[str, str], str]
+    """(language, variant) → the collection's directory name (under data/, indexes/, runs/)."""
+    build: Callable[[str, Path, str, bool], object]
+    """(language, out, variant, progress): build the collection into ``out``."""
+
+
+def _build_manpages(language: str, out: Path, variant: str, progress: bool) -> object:
+    return manpages.build_manpages_collection(language, out, variant=variant, progress=progress)
+
+
+def _build_ddtp(language: str, out: Path, variant: str, progress: bool) -> object:
+    lists = ddtp.saved_lists(language)  # None: fetch them, as `clir collection build ddtp`
+    return ddtp.build_ddtp_collection(
+        language, out, variant=variant, lists=lists, progress=progress
+    )
+
+
+#: The collection families, by the name a recipe gives them.
+COLLECTIONS = {
+    "manpages": CollectionFamily(tuple(manpages.LANGUAGES), manpages.collection_name,
+                                 _build_manpages),
+    "ddtp": CollectionFamily(tuple(ddtp.LANGUAGES), ddtp.collection_name, _build_ddtp),
+}  # fmt: skip
 TUNE_MEASURE = "nDCG@10"
 TUNE_HITS = 20
 AUTO_EMBED_DIM = 100
@@ -109,8 +145,10 @@ RECIPE_PARAMS = declare(
     Param("title", str, doc="the row label in RESULTS.md (default: the name)"),
     Param("group", str, "other", 'rows compared with each other (several: a list)',
           shape="one or list"),
-    Param("languages", str, ("fr",), "the man-page collections en→L", shape="list",
-          choices=tuple(MANPAGE_LANGUAGES)),
+    Param("collection", str, "manpages",
+          "the collection family: Debian man pages or package descriptions (DDTP)",
+          choices=tuple(COLLECTIONS)),
+    Param("languages", str, ("fr",), "the family's collections en→L", shape="list"),
     Param("variant", str, "standard", "the collection variant", choices=("standard", "hard")),
     Param("topics", str, "english", "the queries: English, or the human translations",
           choices=("english", "human")),
@@ -131,6 +169,7 @@ class Recipe:
     title: str
     group: str
     languages: tuple[str, ...]
+    collection: str = "manpages"
     variant: str = "standard"
     topics: str = "english"
     baseline: bool = False
@@ -154,22 +193,19 @@ class Workspace:
     runs: Path = Path("runs")
     models: Path = Path("models")
 
-    def collection_name(self, language: str, variant: str) -> str:
-        return f"manpages-en-{language}" + ("" if variant == "standard" else f"-{variant}")
+    def collection_name(self, family: str, language: str, variant: str) -> str:
+        """``manpages-en-fr``, ``ddtp-en-fr-hard``: the family's name of the collection."""
+        return COLLECTIONS[family].name(language, variant)
 
-    def collection(self, language: str, variant: str) -> Path:
-        return self.data / self.collection_name(language, variant)
+    def collection(self, family: str, language: str, variant: str) -> Path:
+        return self.data / self.collection_name(family, language, variant)
 
-    def index(self, language: str, variant: str) -> Path:
-        return self.indexes / self.collection_name(language, variant)
+    def index(self, family: str, language: str, variant: str) -> Path:
+        return self.indexes / self.collection_name(family, language, variant)
 
     def run(self, recipe: Recipe, language: str, split: str) -> Path:
-        return (
-            self.runs
-            / self.collection_name(language, recipe.variant)
-            / split
-            / (f"{recipe.name}.trec")
-        )
+        name = self.collection_name(recipe.collection, language, recipe.variant)
+        return self.runs / name / split / f"{recipe.name}.trec"
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -190,6 +226,8 @@ def load_recipe(path: str | Path) -> Recipe:
     }
     name = top.get("name") or _name_from_file(path)
     kind = top.get("kind", "search")
+    collection = top.get("collection", "manpages")
+    languages = _check_languages(path, collection, top.get("languages", ("fr",)))
     search = check_table(
         path, "search", values.get("search", {}), SEARCH_PARAMS, "options", SEARCH_FIX
     )
@@ -208,7 +246,8 @@ def load_recipe(path: str | Path) -> Recipe:
         name=name,
         title=top.get("title", name),
         group=" / ".join(group if isinstance(group, tuple) else [group]),
-        languages=tuple(top.get("languages", ("fr",))),
+        languages=languages,
+        collection=collection,
         variant=top.get("variant", "standard"),
         topics=top.get("topics", "english"),
         baseline=top.get("baseline", False),
@@ -251,6 +290,16 @@ def _name_from_file(path: Path) -> str:
         ) from None
 
 
+def _check_languages(path: Path, family: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+    """``languages`` if the family has a collection for each, else one line listing those."""
+    param = dataclasses.replace(
+        RECIPE_PARAMS["languages"],
+        doc=f"the collections en→L of collection = {show(family)}",
+        choices=COLLECTIONS[family].languages,
+    )
+    return tuple(check_value(path, "", param, languages))
+
+
 def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
     """The ``[tune]`` grid: a non-empty list of valid ``[search]`` values per option."""
     lists = {key: dataclasses.replace(param, shape="list") for key, param in SEARCH_PARAMS.items()}
@@ -258,24 +307,26 @@ def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
     return {key: list(values) for key, values in checked.items()}
 
 
-def ensure_collection(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
-    """The man-page collection en→language, built if it is not there yet."""
-    path = workspace.collection(language, variant)
+def ensure_collection(
+    workspace: Workspace, family: str, language: str, variant: str, quiet: bool
+) -> Path:
+    """The family's collection en→language, built if it is not there yet."""
+    path = workspace.collection(family, language, variant)
     if not (path / "manifest.json").is_file():
-        from clir_toolkit.collection.manpages import build_manpages_collection
-
         log(quiet, f"building collection {path}")
-        build_manpages_collection(language, path, variant=variant, progress=not quiet)
+        COLLECTIONS[family].build(language, path, variant, not quiet)
     return path
 
 
-def ensure_index(workspace: Workspace, language: str, variant: str, quiet: bool) -> Path:
+def ensure_index(
+    workspace: Workspace, family: str, language: str, variant: str, quiet: bool
+) -> Path:
     """The index of that collection, built if missing or built from another collection."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.index import build_index, read_index_info
 
-    collection = ensure_collection(workspace, language, variant, quiet)
-    index = workspace.index(language, variant)
+    collection = ensure_collection(workspace, family, language, variant, quiet)
+    index = workspace.index(family, language, variant)
     fingerprint = open_collection(collection).fingerprint()
     try:
         current = read_index_info(index).collection_sha256 == fingerprint
@@ -405,8 +456,8 @@ def run_search_recipe(
     from clir_toolkit.evaluate import evaluate_runs
 
     started = time.perf_counter()
-    index = ensure_index(workspace, language, recipe.variant, quiet)
-    collection = open_collection(workspace.collection(language, recipe.variant))
+    index = ensure_index(workspace, recipe.collection, language, recipe.variant, quiet)
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     stamp = run_stamp(recipe, collection.fingerprint())
     reused = reusable_runs(recipe, language, workspace, stamp)
     if reused is not None:

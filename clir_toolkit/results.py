@@ -1,6 +1,6 @@
 """Generating RESULTS.md from the runs that ``clir run`` wrote.
 
-For every collection (language and variant) and split, one table of the seeds' measures
+For every collection (family, language and variant) and split, one table of the seeds' measures
 over all recipes' runs, with paired t-tests (Holm-corrected) against the recipe marked
 ``baseline = true``; then, per language, the row of each group that wins on the dev
 split's nDCG@10; then the hand-written ``NOTES.md`` beside the recipes, if there is one
@@ -37,9 +37,10 @@ def write_results(
     seconds: float,
 ) -> None:
     """Write RESULTS.md (atomically) for the given recipe outcomes."""
-    by_collection: dict[tuple[str, str], list[RecipeOutcome]] = defaultdict(list)
+    by_collection: dict[tuple[str, str, str], list[RecipeOutcome]] = defaultdict(list)
     for outcome in outcomes:
-        by_collection[(outcome.language, outcome.recipe.variant)].append(outcome)
+        recipe = outcome.recipe
+        by_collection[(recipe.collection, outcome.language, recipe.variant)].append(outcome)
     lines = [
         f"# {path.parent.name.capitalize()} results",
         "",
@@ -77,14 +78,14 @@ def write_results(
     winners: list[str] = []
     comparisons: list[list[str]] = []
     means: dict[Path, dict[str, float]] = {}  # run → measure → mean, for the rerank figures
-    for (language, variant), group in by_collection.items():
-        name = workspace.collection_name(language, variant)
+    for (family, language, variant), group in by_collection.items():
+        name = workspace.collection_name(family, language, variant)
         base = next((o for o in group if o.recipe.baseline), None)
         for split in ("dev", "test"):
             runs = [o.runs[split] for o in group if split in o.runs]
             if not runs:
                 continue
-            qrels = workspace.collection(language, variant) / f"qrels.{split}.txt"
+            qrels = workspace.collection(family, language, variant) / f"qrels.{split}.txt"
             result = evaluate_runs(qrels, runs, baseline=str(base.runs[split]) if base else None)
             lines += [
                 "",

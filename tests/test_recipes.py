@@ -149,7 +149,7 @@ def test_grid_lists_every_combination() -> None:
 def test_recipes_write_runs_and_results(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path / "data", tmp_path / "indexes", tmp_path / "runs")
     # The hand-made collection stands in for a built man-page collection (dev = test here).
-    collection = workspace.collection("fr", "standard")
+    collection = workspace.collection("manpages", "fr", "standard")
     shutil.copytree(TINY_FR, collection)
     for kind in ("topics", "topics-human", "qrels"):
         suffix = "txt" if kind == "qrels" else "tsv"

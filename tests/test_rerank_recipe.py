@@ -108,7 +108,7 @@ def workspace(tmp_path: Path) -> Workspace:
     space = Workspace(
         tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
     )
-    collection = space.collection("fr", "standard")
+    collection = space.collection("manpages", "fr", "standard")
     shutil.copytree(TINY_FR, collection)
     for split in ("train", "test"):
         for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):

@@ -66,6 +66,7 @@ __all__ = [
     "fetch_lists",
     "format_summary",
     "remove_names",
+    "saved_lists",
 ]
 
 #: ``--lang`` → the language code of DDTP's ``Translation-<code>`` lists.
@@ -120,6 +121,18 @@ def default_lists_dir() -> Path:
     from clir_toolkit.resources import data_dir
 
     return data_dir() / "ddtp" / "lists"
+
+
+def has_lists(lists: Path, code: str) -> bool:
+    """Whether ``lists`` holds a ``Translation-<code>`` list (of an earlier fetch, say)."""
+    return any(Path(lists).glob(f"*{_translation_suffix(code)}*"))
+
+
+def saved_lists(lang: str) -> Path | None:
+    """:func:`default_lists_dir` when an earlier fetch left the lists of ``lang`` there, to
+    build from offline (the same lists give the same collection); else None: fetch them."""
+    lists = default_lists_dir()
+    return lists if has_lists(lists, LANGUAGES[_language(lang)]) else None
 
 
 def _apt_get() -> str:
@@ -628,7 +641,7 @@ def build_ddtp_collection(
         if progress:
             print(f"fetching Debian's package lists with apt-get into {lists}", file=sys.stderr)
         problem = fetch_lists(lists)
-        if problem is not None and not any(lists.glob(f"*{_translation_suffix(code)}*")):
+        if problem is not None and not has_lists(lists, code):
             raise ResourceError(
                 f"apt-get update could not fetch the Debian lists ({problem}); check the "
                 "network, or pass --lists DIR with lists saved earlier"

@@ -1,8 +1,8 @@
 """Reranking experiments as recipes (``kind = "rerank"``): first stage → training → reranking.
 
 A rerank recipe names a first-stage search recipe (a ``kind = "search"`` recipe in the same
-directory), a reranker and how it is trained and tested; ``clir run rerank/*.toml`` then,
-for every language of the recipe:
+directory, on the same ``collection`` family), a reranker and how it is trained and tested;
+``clir run rerank/*.toml`` then, for every language of the recipe:
 
 1. builds the collection and its index if they are missing (:mod:`clir_toolkit.recipes`);
 2. makes the first-stage runs of the train, dev and test splits, or reuses them when they
@@ -470,7 +470,8 @@ def read_sidecar(path: Path) -> dict[str, Any]:
 
 
 def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
-    """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first)."""
+    """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first),
+    of the given kind and of the referrer's collection family."""
     from clir_toolkit.recipes import load_recipe
 
     directory = referrer.path.parent
@@ -484,6 +485,14 @@ def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
         if recipe.kind != kind:
             raise FormatError(
                 referrer.path, None, f'[rerank] {key} names {path}, which is not kind = "{kind}"'
+            )
+        if recipe.collection != referrer.collection:
+            raise FormatError(
+                referrer.path,
+                None,
+                f"[rerank] {key} names {path}, which runs on collection = "
+                f"{show(recipe.collection)}, not collection = {show(referrer.collection)}",
+                "name a recipe of the same collection family",
             )
         return recipe
     raise FormatError(
@@ -520,8 +529,8 @@ def ensure_first_stage(
             "a first stage of reranking cannot have a [tune] table",
             "write the values chosen on dev into [search]",
         )
-    index = ensure_index(workspace, language, search.variant, quiet)
-    collection = open_collection(workspace.collection(language, search.variant))
+    index = ensure_index(workspace, search.collection, language, search.variant, quiet)
+    collection = open_collection(workspace.collection(search.collection, language, search.variant))
     indexed = read_index_info(index).collection_sha256
     runs = {}
     for split in ALL_SPLITS:
@@ -561,9 +570,8 @@ class TrainedModel:
 
 
 def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
-    return (
-        workspace.models / workspace.collection_name(language, recipe.variant) / f"{recipe.name}.pt"
-    )
+    name = workspace.collection_name(recipe.collection, language, recipe.variant)
+    return workspace.models / name / f"{recipe.name}.pt"
 
 
 def train_config(
@@ -575,7 +583,7 @@ def train_config(
 
     first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
     runs = ensure_first_stage(first, language, workspace, quiet)
-    collection = open_collection(workspace.collection(language, recipe.variant))
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     kind = topics_kind(spec.train_topics)
     doc_language = collection.doc_lang or language
     return TrainConfig(
@@ -687,7 +695,7 @@ def reranker_topics(
         write_translations,
     )
 
-    collection = open_collection(workspace.collection(language, recipe.variant))
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     topics = collection.split_file(topics_kind(spec.test_topics), split)
     if not spec.translation:
         return topics
@@ -829,15 +837,15 @@ def rerank_one(
 
     started = time.perf_counter()
     spec = rerank_spec(recipe)
-    ensure_index(workspace, language, recipe.variant, quiet)
-    collection = workspace.collection(language, recipe.variant)
     first = find_recipe(recipe, spec.first_stage, "search", "first_stage")
-    first_runs = ensure_first_stage(first, language, workspace, quiet)
     trainer = recipe
     if spec.model_from is not None:
         trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
         if trainer.rerank.get("sweep"):
             raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+    ensure_index(workspace, recipe.collection, language, recipe.variant, quiet)
+    collection = workspace.collection(recipe.collection, language, recipe.variant)
+    first_runs = ensure_first_stage(first, language, workspace, quiet)
     trained = train_model(trainer, language, workspace, quiet)
     trainer_spec = rerank_spec(trainer)
     device = resolve_device(

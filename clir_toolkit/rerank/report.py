@@ -109,7 +109,8 @@ def _figure(
     assert first is not None
     title = f"{first.figure_title or name} ({language})"
     filename = f"{name}-{language}.png"
-    collection = workspace.collection(language, members[0].recipe.variant)
+    recipe = members[0].recipe
+    collection = workspace.collection(recipe.collection, language, recipe.variant)
     if first.sweep:
         table = plot_sweep(members, collection, title, directory / filename, known)
     else:
