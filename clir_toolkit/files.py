@@ -31,13 +31,15 @@ import errno
 import fcntl
 import hashlib
 import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from clir_toolkit.errors import ClirError, OutputError
+
+T = TypeVar("T")
 
 #: What to do about an OS error on an output, by errno.
 _OS_ERROR_FIXES = {
@@ -85,15 +87,42 @@ def absolute(path: str | Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+@contextlib.contextmanager
+def _temporary_beside(path: str | Path, create: Callable[[Path], T]) -> Iterator[tuple[Path, T]]:
+    """Create a temporary ``.NAME.<random>.tmp`` beside ``path`` with ``create(name)`` and
+    remove it, if it is still there, when the block ends; yield its name and what
+    ``create`` returned.
+
+    The name is drawn before anything exists and the removal is armed before ``create``
+    runs, so an interrupting signal leaves nothing behind at any instant (``mkstemp`` has a
+    window between creating its file and returning the name). 128 random bits: the name is
+    never one that exists. ``create`` is one system call that applies the umask, so the
+    result has the permissions a plain ``open()`` or ``mkdir()`` would give.
+    """
+    target = absolute(path)
+    name = target.with_name(f".{target.name}.{secrets.token_hex(16)}.tmp")
+    try:
+        try:
+            created = create(name)
+        except OSError as exc:
+            raise output_error(path, exc) from None
+        yield name, created
+    finally:
+        _remove_even_if_interrupted(name)
 
 
-def _publish_mode(path: Path, mode: int) -> None:
-    """Give a temporary file or directory the permissions a plain open() would have."""
-    os.chmod(path, mode & ~_umask())
+def _remove_even_if_interrupted(path: Path) -> None:
+    """Remove ``path``; a signal that lands meanwhile (removing a directory takes many
+    steps) is raised once the removal is complete, not in the middle of it."""
+    interrupted: KeyboardInterrupt | None = None
+    while True:
+        try:
+            _remove(path)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 def _check_parent(target: Path) -> None:
@@ -121,13 +150,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     _check_parent(target)
     if target.is_dir():
         raise output_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
-    try:
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-    except OSError as exc:
-        raise output_error(path, exc) from None
-    try:
+    new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    with _temporary_beside(path, lambda name: os.open(name, new_file, 0o666)) as (tmp, fd):
         handle: IO
         if "b" in mode:
             handle = os.fdopen(fd, mode)
@@ -136,14 +160,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with _full_device_names(path), handle:  # the final flush may find the device full
             yield handle
         try:
-            _publish_mode(Path(tmp_name), 0o666)  # mkstemp makes files readable by owner only
-            os.replace(tmp_name, target)
+            os.replace(tmp, target)
         except OSError as exc:
             raise output_error(path, exc) from None
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
 
 
 # --- directories ------------------------------------------------------------------------------
@@ -276,15 +295,11 @@ def scratch(path: str | Path) -> Iterator[Path]:
     """
     target = absolute(path)
     _check_parent(target)
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    except OSError as exc:
-        raise output_error(path, exc) from None
-    try:
-        with _full_device_names(path):
-            yield tmp
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with (
+        _temporary_beside(path, lambda name: os.mkdir(name, 0o777)) as (tmp, _),
+        _full_device_names(path),
+    ):
+        yield tmp
 
 
 @contextlib.contextmanager
@@ -305,7 +320,6 @@ def atomic_directory(path: str | Path, *, marker: str, what: str) -> Iterator[Pa
         with scratch(target) as tmp:
             yield tmp
             try:
-                _publish_mode(tmp, 0o777)  # mkdtemp creates directories for the owner only
                 if target.exists():
                     old = _old(target)
                     os.replace(target, old)
