@@ -38,7 +38,7 @@ from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
-from clir_toolkit.rerank.pretrained import DEFAULT_INTERPOLATION
+from clir_toolkit.rerank.pretrained import default_interpolation
 from clir_toolkit.search import search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
@@ -124,7 +124,8 @@ def run_demo(
     )
     header += (
         f"\n{PRETRAINED_RUN}: the dictionary run reranked by the pretrained multilingual "
-        f"sentence encoder {PRETRAINED}, interpolated with BM25 (λ {DEFAULT_INTERPOLATION:g})"
+        f"sentence encoder {PRETRAINED}, interpolated with BM25 "
+        f"(λ {default_interpolation(PRETRAINED):g})"
     )
     if reranked is not None:
         header += (
@@ -297,7 +298,7 @@ def _rerank(
 ) -> Path:
     """The dictionary run of ``split`` reranked and interpolated with BM25: by the trained
     reranker ``model`` (λ :data:`INTERPOLATION`), or by :data:`PRETRAINED` when ``model`` is
-    None (λ :data:`DEFAULT_INTERPOLATION`)."""
+    None (its default λ)."""
     from clir_toolkit.rerank.pretrained import score_run_pretrained
     from clir_toolkit.rerank.score import score_run
 
@@ -308,7 +309,7 @@ def _rerank(
     if model is None:
         score_run_pretrained(
             PRETRAINED, collection.root, topics, run, output, depth=RERANK_DEPTH,
-            interpolate=DEFAULT_INTERPOLATION, tag=name, verbose=not quiet,
+            tag=name, verbose=not quiet,
         )  # fmt: skip
     else:
         score_run(

@@ -16,7 +16,6 @@ import pytest
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.formats import read_run
 from clir_toolkit.rerank.pretrained import (
-    DEFAULT_INTERPOLATION,
     ENCODERS,
     VectorCache,
     load_encoder,
@@ -96,11 +95,14 @@ def test_interpolation_with_lambda_0_keeps_the_first_stage_order(collection: Pat
     assert ranking == [docid for docid, _ in FIRST_STAGE]
 
 
-def test_the_default_interpolates_with_the_measured_lambda(collection: Path) -> None:
+@pytest.mark.parametrize(("encoder", "measured"), [("use-m3", 0.7), ("e5-small", 0.8)])
+def test_the_default_interpolates_with_the_lambda_measured_for_the_encoder(
+    collection: Path, encoder: str, measured: float
+) -> None:
     tmp = collection.parent
-    _rerank(collection, "use-m3", tmp / "default.run")
-    _rerank(collection, "use-m3", tmp / "chosen.run", "--interpolate", str(DEFAULT_INTERPOLATION))
-    _rerank(collection, "use-m3", tmp / "alone.run", "--interpolate", "1")
+    _rerank(collection, encoder, tmp / "default.run")
+    _rerank(collection, encoder, tmp / "chosen.run", "--interpolate", str(measured))
+    _rerank(collection, encoder, tmp / "alone.run", "--interpolate", "1")
     default = (tmp / "default.run").read_text()
     assert default == (tmp / "chosen.run").read_text()
     assert default != (tmp / "alone.run").read_text()
