@@ -117,7 +117,8 @@ def _remove_even_if_interrupted(path: Path) -> None:
     interrupted: KeyboardInterrupt | None = None
     while True:
         try:
-            _remove(path)
+            if os.path.lexists(path):  # (unlinking a missing name on a read-only device: EROFS)
+                _remove(path)
             break
         except KeyboardInterrupt as exc:
             interrupted = exc
