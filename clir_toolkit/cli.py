@@ -992,38 +992,23 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
             "clir rerank score takes exactly one of --model FILE (a trained reranker) "
             "and --pretrained NAME (e5-small, use-m3 or hf:DIR)"
         )
+    inputs = (args.collection, args.topics, args.run, args.output)
+    shared = {
+        "depth": args.depth,
+        "interpolate": args.interpolate,
+        "cache_dir": args.cache_dir,
+        "device": args.device,
+        "tag": args.tag,
+        "verbose": not args.quiet,
+    }
     if args.pretrained is not None:
         from clir_toolkit.rerank.pretrained import score_run_pretrained
 
-        score_run_pretrained(
-            args.pretrained,
-            args.collection,
-            args.topics,
-            args.run,
-            args.output,
-            depth=args.depth,
-            interpolate=args.interpolate,
-            cache_dir=args.cache_dir,
-            device=args.device,
-            tag=args.tag,
-            verbose=not args.quiet,
+        score_run_pretrained(args.pretrained, *inputs, **shared)
+    else:
+        score_run(
+            args.model, *inputs, batch_size=args.batch_size, precision=args.precision, **shared
         )
-        return 0
-    score_run(
-        args.model,
-        args.collection,
-        args.topics,
-        args.run,
-        args.output,
-        depth=args.depth,
-        device=args.device,
-        interpolate=args.interpolate,
-        batch_size=args.batch_size,
-        cache_dir=args.cache_dir,
-        precision=args.precision,
-        tag=args.tag,
-        verbose=not args.quiet,
-    )
     return 0
 
 
