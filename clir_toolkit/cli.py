@@ -17,9 +17,10 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
+from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -474,8 +475,26 @@ def build_parser() -> argparse.ArgumentParser:
         "(no Java: runs wherever torch does).",
     )
     rerank = p.add_subparsers(dest="rerank_command", metavar="ACTION", required=True)
-    t = rerank.add_parser("train", parents=[common], help="train a reranker")
-    t.add_argument("--model", default="knrm", choices=["knrm", "dual"])
+    t = rerank.add_parser(
+        "train",
+        parents=[common],
+        help="train a reranker",
+        description="Train a reranker on a collection's judgements. By default a pretrained "
+        f"multilingual sentence encoder ({DEFAULT_RERANKER}) is fine-tuned with the smooth "
+        "cosine and SOSL (the best measured); --model knrm|dual trains a word-level model "
+        "from scratch, as in the papers.",
+    )
+    t.add_argument(
+        "--model",
+        choices=["knrm", "dual"],
+        help="a word-level model trained from scratch (K-NRM or the smooth-cosine dual encoder)",
+    )
+    t.add_argument(
+        "--pretrained",
+        metavar="NAME",
+        help=f"fine-tune this pretrained sentence encoder (default {DEFAULT_RERANKER} when no "
+        "--model is given; e5-small, use-m3 or hf:DIR)",
+    )
     t.add_argument(
         "--encoder",
         default="avg",
@@ -500,17 +519,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--parallel", type=Path, help="english<TAB>foreign pairs for pre-training")
     t.add_argument("--parallel-epochs", type=int, default=1)
     t.add_argument("--parallel-negatives", type=int, default=4)
-    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--epochs", type=int, help="default: 4 with --pretrained, 10 otherwise")
     t.add_argument("--batch-size", type=int, help="default: 128")
-    t.add_argument("--lr", type=float, help="default: 1e-3 for knrm, 0.01 for dual")
+    t.add_argument(
+        "--lr", type=float, help="default: 3e-5 with --pretrained, 1e-3 for knrm, 0.01 for dual"
+    )
     t.add_argument("--dim", type=int, help="embedding size (default: 300, or the .vec's)")
     t.add_argument("--max-query-len", type=int, default=20)
     t.add_argument("--max-doc-len", type=int, default=300)
     t.add_argument("--min-count", type=int, default=1)
     t.add_argument("--max-vocab", type=int)
-    t.add_argument("--negatives", type=int, default=40, help="negatives per query (default 40)")
-    t.add_argument("--depth", type=int, default=100, help="dev reranking depth (default 100)")
-    t.add_argument("--seed", type=int, default=42)
+    t.add_argument("--negatives", type=int, help="negatives per query (default 40)")
+    t.add_argument("--depth", type=int, help="dev reranking depth (default 100)")
+    t.add_argument("--seed", type=int, help="default 42")
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--grad-clip", type=float)
@@ -520,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--epsilon",
         type=float,
-        help="dual encoder: ε of the smooth cosine (default 1; 0 = plain cosine)",
+        help="ε of the smooth cosine (default 0.1 with --pretrained, 1 for dual; 0 = plain cosine)",
     )
     t.add_argument(
         "--sosl-thresholds",
@@ -563,8 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="LAMBDA",
         help="λ·neural + (1−λ)·first stage, both min-max normalised per query (default: "
-        "none for --model; for --pretrained the best measured on dev: e5-small 0.8, use-m3 "
-        "and hf:DIR 0.7; 1 = the encoder alone)",
+        "the best measured on dev: 0.7 for a fine-tuned encoder (the default of clir rerank "
+        "train), none for --model knrm/dual, e5-small 0.8, use-m3 and hf:DIR 0.7; 1 = the "
+        "model alone)",
     )
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     t.add_argument("--batch-size", type=int, default=256)
@@ -926,9 +948,51 @@ def cmd_embed_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_tuned(args: argparse.Namespace) -> Any:
+    """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
+    from clir_toolkit.rerank.tuned import TUNED_PARAMS, TunedConfig, train_tuned
+
+    token_only = {
+        "--encoder": args.encoder != "avg", "--embeddings": args.embeddings,
+        "--query-embeddings": args.query_embeddings, "--doc-embeddings": args.doc_embeddings,
+        "--parallel": args.parallel, "--resume": args.resume, "--dim": args.dim,
+        "--tie-embeddings": args.tie_embeddings, "--grad-clip": args.grad_clip,
+    }  # fmt: skip
+    given = [flag for flag, value in token_only.items() if value]
+    if given:
+        raise UsageError(
+            f"{given[0]} trains a word-level model (--model knrm or dual); with --pretrained "
+            "the encoder's own vectors are fine-tuned"
+        )
+    chosen = {
+        "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
+        "negatives": args.negatives, "depth": args.depth, "epsilon": args.epsilon,
+        "loss": args.loss, "seed": args.seed,
+        "sosl_thresholds": tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
+    }  # fmt: skip
+    options = {k: v for k, v in chosen.items() if v is not None}
+    if options.get("loss") == "hinge":
+        raise UsageError("--loss hinge is pairwise; with --pretrained choose "
+                         f"{', '.join(TUNED_PARAMS['loss'].choices)}")
+    config = TunedConfig(
+        collection=args.collection, topics=args.topics, qrels=args.qrels, run=args.run,
+        output=args.output, encoder=args.pretrained, dev_topics=args.dev_topics,
+        dev_qrels=args.dev_qrels, dev_run=args.dev_run, cache_dir=args.cache_dir,
+        verbose=not args.quiet, **options,
+    )  # fmt: skip
+    return train_tuned(config)
+
+
 def cmd_rerank_train(args: argparse.Namespace) -> int:
     from clir_toolkit.rerank.train import TrainConfig, train_reranker
 
+    if args.model is None and args.pretrained is None:
+        args.pretrained = DEFAULT_RERANKER
+    if args.model is not None and args.pretrained is not None:
+        raise UsageError("clir rerank train takes one of --model (knrm, dual) and --pretrained")
+    if args.pretrained is not None:
+        _print_train_report(_train_tuned(args))
+        return 0
     config = TrainConfig(
         collection=args.collection,
         topics=args.topics,
@@ -947,7 +1011,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         parallel=args.parallel,
         parallel_epochs=args.parallel_epochs,
         parallel_negatives=args.parallel_negatives,
-        epochs=args.epochs,
+        epochs=10 if args.epochs is None else args.epochs,
         batch_size=args.batch_size,
         lr=args.lr,
         dim=args.dim,
@@ -955,9 +1019,9 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         max_doc_len=args.max_doc_len,
         min_count=args.min_count,
         max_vocab=args.max_vocab,
-        negatives_per_query=args.negatives,
-        depth=args.depth,
-        seed=args.seed,
+        negatives_per_query=40 if args.negatives is None else args.negatives,
+        depth=100 if args.depth is None else args.depth,
+        seed=42 if args.seed is None else args.seed,
         device=args.device,
         precision=args.precision,
         grad_clip=args.grad_clip,
@@ -970,18 +1034,25 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         sosl_thresholds=tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
         tie_embeddings=args.tie_embeddings,
     )
-    report = train_reranker(config)
+    _print_train_report(train_reranker(config))
+    return 0
+
+
+def _print_train_report(report: Any) -> None:
+    vocabularies = (
+        f"vocabularies {report.query_vocab_size} / {report.doc_vocab_size}, "
+        if report.query_vocab_size
+        else ""
+    )
     print(
         f"{report.model} ({report.loss}) on {report.device}: {report.examples} examples, "
-        f"vocabularies {report.query_vocab_size} / {report.doc_vocab_size}, "
-        f"{report.seconds:.0f} s → {report.output}"
+        f"{vocabularies}{report.seconds:.0f} s → {report.output}"
     )
     for epoch in report.history:
         dev = "" if epoch.dev is None else f"  dev nDCG@10 {epoch.dev:.4f}"
         print(f"  epoch {epoch.epoch} ({epoch.phase}): loss {epoch.loss:.4f}{dev}")
     if report.best_dev is not None:
         print(f"kept epoch {report.best_epoch} (dev nDCG@10 {report.best_dev:.4f})")
-    return 0
 
 
 def cmd_rerank_score(args: argparse.Namespace) -> int:

@@ -250,8 +250,20 @@ def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> An
         ) from None
 
 
-def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedReranker:
+def read_model_file(path: Path) -> Any:
+    """The object saved in a model file (read with weights only; any kind of model)."""
+    if not path.is_file():
+        raise ClirError(f"{path}: no such model file (train one with: clir rerank train)")
+    return torch_load(path, "not a reranker model file")
+
+
+def load_model(
+    path: str | Path, device: str | torch.device = "cpu", data: Any = None
+) -> LoadedReranker:
     """Read a model file written by training; the model is put on ``device`` in eval mode.
+
+    ``data`` is the file's content when the caller has read it already
+    (:func:`read_model_file`).
 
     Every key, type and tensor shape is checked first: a file that is not a model of this
     toolkit is one FormatError naming it, never an exception of torch's.
@@ -262,10 +274,9 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedRe
 
     target = device if isinstance(device, torch.device) else resolve_device(device)
     path = Path(path)
-    if not path.is_file():
-        raise ClirError(f"{path}: no such model file (train one with: clir rerank train)")
     what = "a clir_toolkit reranker"
-    data = torch_load(path, "not a reranker model file")
+    if data is None:
+        data = read_model_file(path)
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise ClirError(
             f"{path}: not a reranker model file of this toolkit (expected format {MODEL_FORMAT})"
@@ -538,12 +549,15 @@ def score_run(
     """Rerank the top ``depth`` documents of each query of ``run`` and write ``output``.
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
-    normalised neural and first-stage scores; ``cache_dir`` defaults to
+    normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
+    encoder, whose measured :data:`clir_toolkit.rerank.tuned.INTERPOLATION` applies); ``cache_dir`` defaults to
     ``<collection>/.cache/rerank``; ``tag`` defaults to the model type.
     """
     from clir_toolkit.formats import write_run
     from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.threads import use_fastest_threads
+    from clir_toolkit.rerank.tuned import INTERPOLATION as TUNED_INTERPOLATION
+    from clir_toolkit.rerank.tuned import is_tuned_model, score_run_tuned
 
     use_fastest_threads()
     started = time.perf_counter()
@@ -553,10 +567,20 @@ def score_run(
     )
     target = resolve_device(device)
     check_precision(precision, target)
-    reranker = load_model(model_path, target)
-    ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
-    neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
-    rows = rerank_rows(ranked, neural, depth, interpolate, tag or reranker.model_type)
+    data = read_model_file(Path(model_path))
+    if is_tuned_model(data):  # a fine-tuned pretrained encoder: vectors, not word ids
+        if interpolate is None:
+            interpolate = TUNED_INTERPOLATION
+        read = read_candidates(collection, topics, run, depth)
+        ranked = read.ranked
+        neural, name = score_run_tuned(Path(model_path), data, read, cache_dir, verbose)
+        used = "cpu"  # the maps are tiny; the encoder runs on the CPU
+    else:
+        reranker = load_model(model_path, target, data)
+        ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
+        neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
+        name, used = reranker.model_type, str(target)
+    rows = rerank_rows(ranked, neural, depth, interpolate, tag or name)
     write_run(output, rows)
     reranked = len(neural)
     report = ScoreReport(
@@ -564,13 +588,13 @@ def score_run(
         queries=len(ranked),
         reranked=reranked,
         kept_below_depth=len(rows) - reranked,
-        device=str(target),
+        device=used,
         seconds=time.perf_counter() - started,
     )
     if verbose:
         print(
             f"reranked {reranked} documents of {report.queries} queries with "
-            f"{reranker.model_type} on {report.device} in {report.seconds:.1f} s -> {output}",
+            f"{name} on {report.device} in {report.seconds:.1f} s -> {output}",
             file=sys.stderr,
         )
     return report

@@ -1,0 +1,535 @@
+"""A pretrained sentence encoder fine-tuned by smooth learning (``clir rerank train``).
+
+The dual encoder of Liu et al., *Cross-Lingual Document Retrieval with Smooth Learning*,
+learns its text representations from scratch; with a few hundred queries (the man pages) it
+learns no translation, and even with ten thousand (DDTP) it stays below BM25. A multilingual
+sentence encoder pretrained on many languages (:mod:`clir_toolkit.rerank.pretrained`)
+already maps an English query and its French document close together. This module keeps
+that knowledge and trains only what the collection can teach:
+
+* **Representations.** The pretrained encoder is frozen: each query and document is encoded
+  once into a unit vector (documents through the encoder's vector cache). On top of it, the
+  two towers of the dual encoder (§3.1: separate query and document functions) are two
+  learned affine maps, ``f_q(q) = W_q q + b_q`` and ``f_d(d) = W_d d + b_d``, both started
+  at the identity: before training the model ranks exactly as the encoder's cosine.
+* **Relevance.** The Smooth Cosine Similarity (eq. 1),
+  ``r_eps = f_q(q) . f_d(d) / ((||f_q(q)|| + eps) (||f_d(d)|| + eps))``
+  (:func:`clir_toolkit.rerank.dual.smooth_cosine`).
+* **Loss.** SOSL (eq. 2, :func:`clir_toolkit.rerank.losses.sosl`) on pointwise examples:
+  every judged relevant document of a training query with its grade, and negatives drawn
+  afresh each epoch (seeded) from the first-stage run's top ``depth`` non-relevant
+  candidates, ``negatives`` per query (40 in the paper, §5). Any loss of
+  :data:`clir_toolkit.rerank.losses.LOSSES` except the pairwise hinge can be chosen.
+* **Optimisation.** Adam with batches of 128 (the paper's size), a small learning rate
+  (3e-5: the maps start at a good solution and large steps forget it), a few epochs, the
+  epoch with the best dev nDCG@10 kept. On ddtp-en-fr-hard dev these defaults were the best
+  measured (docs/encoders.md).
+
+Training touches only two ``dim × dim`` matrices over cached vectors, so an epoch over the
+530,000 examples of the French DDTP training split takes about 30 s on one CPU thread.
+``clir rerank score --model FILE`` reads the model file, encodes queries and documents with
+the same encoder (the file records its name and version) and scores with the trained maps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from clir_toolkit.errors import ClirError, FormatError, UsageError
+from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.rerank import DEFAULT_ENCODER
+from clir_toolkit.rerank.dual import smooth_cosine
+
+if TYPE_CHECKING:
+    from clir_toolkit.rerank.pretrained import SentenceEncoder
+    from clir_toolkit.rerank.score import RunCandidates
+    from clir_toolkit.rerank.train import TrainReport
+
+MODEL_FORMAT = "clir-toolkit-tuned-encoder/1"
+MODEL_TYPE = "tuned"
+#: λ of the interpolation with the first stage when ``clir rerank score --model`` gets a
+#: fine-tuned encoder and no ``--interpolate``: the best of 0.5–0.9 on dev, on both
+#: ddtp-en-fr-hard (0.7: 0.6103 nDCG@10; 0.6 0.5991, 0.8 0.6079) and ddtp-en-de-hard
+#: (0.7: 0.5932; 0.6 0.5851, 0.8 0.5881). ``--interpolate 1`` ranks by the model alone.
+INTERPOLATION = 0.7
+
+TUNED_PARAMS = declare(
+    Param("encoder", str, DEFAULT_ENCODER, "the pretrained sentence encoder",
+          flag="--pretrained"),
+    Param("epochs", int, 4, "epochs of training", minimum=1, flag="--epochs"),
+    Param("lr", float, 3e-5, "Adam's learning rate", above=0, below=1, flag="--lr"),
+    Param("batch_size", int, 128, "examples per step", minimum=1, flag="--batch-size"),
+    Param("negatives", int, 40, "negatives drawn per query and epoch", minimum=1,
+          flag="--negatives"),
+    Param("depth", int, 100, "first-stage candidates negatives and dev reranking come from",
+          minimum=1, flag="--depth"),
+    Param("epsilon", float, 0.1, "ε of the smooth cosine (0: the plain cosine)", minimum=0,
+          flag="--epsilon"),
+    Param("loss", str, "sosl", "the training loss", choices=("sosl", "mse", "po", "3part"),
+          flag="--loss"),
+    Param("sosl_thresholds", float, doc="SOSL's inner thresholds θ1 < θ2 (default 0.2, 0.7)",
+          above=-1, below=1, shape="list", length=2, increasing=True, optional=True,
+          flag="--sosl-thresholds"),
+    Param("seed", int, 42, "seed of every random choice", minimum=0, maximum=2**32 - 1,
+          flag="--seed"),
+)  # fmt: skip
+"""The options of :class:`TunedConfig`, checked as the command line spells them."""
+
+
+def _default(name: str) -> Any:
+    return TUNED_PARAMS[name].default
+
+
+@dataclass
+class TunedConfig:
+    """Everything that defines a fine-tuning run; the model file records it."""
+
+    collection: Path
+    topics: Path
+    qrels: Path
+    run: Path
+    output: Path
+    encoder: str = _default("encoder")
+    dev_topics: Path | None = None
+    dev_qrels: Path | None = None
+    dev_run: Path | None = None
+    epochs: int = _default("epochs")
+    lr: float = _default("lr")
+    batch_size: int = _default("batch_size")
+    negatives: int = _default("negatives")
+    depth: int = _default("depth")
+    epsilon: float = _default("epsilon")
+    loss: str = _default("loss")
+    sosl_thresholds: tuple[float, float] | None = None
+    seed: int = _default("seed")
+    cache_dir: Path | None = None
+    verbose: bool = True
+
+    def __post_init__(self) -> None:
+        """Check every option (a UsageError naming its flag) and the dev files' presence."""
+        for name, value in check_options(vars(self), TUNED_PARAMS.values()).items():
+            setattr(self, name, value)
+        dev = (self.dev_topics, self.dev_qrels, self.dev_run)
+        if any(p is not None for p in dev) and any(p is None for p in dev):
+            raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
+
+
+class TunedEncoder(nn.Module):
+    """Two affine maps over frozen sentence vectors, scored by the smooth cosine (eq. 1)."""
+
+    model_type = MODEL_TYPE
+
+    def __init__(self, dim: int, epsilon: float = _default("epsilon")) -> None:
+        super().__init__()
+        if dim < 1:
+            raise ValueError(f"dim must be at least 1, got {dim}")
+        if epsilon < 0:
+            raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+        self.dim, self.epsilon = dim, float(epsilon)
+        self.query = nn.Linear(dim, dim)
+        self.document = nn.Linear(dim, dim)
+        with torch.no_grad():  # the identity: before training, the encoder's own ranking
+            for layer in (self.query, self.document):
+                nn.init.eye_(layer.weight)
+                nn.init.zeros_(layer.bias)
+
+    def config(self) -> dict[str, Any]:
+        """The keyword arguments that rebuild this model (stored in the model file)."""
+        return {"dim": self.dim, "epsilon": self.epsilon}
+
+    def forward(self, queries: Tensor, documents: Tensor) -> Tensor:
+        """``[B]`` scores of the rows of ``queries`` and ``documents`` (``[B, dim]`` each)."""
+        return smooth_cosine(self.query(queries), self.document(documents), self.epsilon)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vectors and examples
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Split:
+    """One split's queries and candidates as rows of the query and document matrices."""
+
+    query_row: dict[str, int]
+    queries: np.ndarray  # float32[Q, dim], unit rows
+    candidates: dict[str, list[str]]  # qid -> top ``depth`` docids in trec_eval order
+    grades: dict[str, dict[str, int]]  # qid -> docid -> grade (qrels)
+
+
+def read_split(
+    encoder: SentenceEncoder, topics: Path, qrels: Path | None, run: Path, depth: int,
+    verbose: bool,
+) -> Split:  # fmt: skip
+    """Encode the topics that the run answers; read the candidates and the qrels."""
+    from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.data import candidates_by_query
+    from clir_toolkit.rerank.pretrained import encode_batched
+
+    texts = {topic.qid: topic.query for topic in read_topics(topics)}
+    candidates = candidates_by_query(read_run(run), depth)
+    missing = [qid for qid in candidates if qid not in texts]
+    if missing:
+        raise ClirError(
+            f"{topics}: no topic for {len(missing)} query id(s) of the run {run} "
+            f"({', '.join(missing[:5])}); pass the topics the run was made from"
+        )
+    qids = list(candidates)
+    vectors = encode_batched(encoder, [texts[q] for q in qids], True, "encoding queries", verbose)
+    grades: dict[str, dict[str, int]] = {}
+    for qrel in read_qrels(qrels) if qrels is not None else []:
+        grades.setdefault(qrel.qid, {})[qrel.docid] = qrel.relevance
+    return Split({q: i for i, q in enumerate(qids)}, vectors, candidates, grades)
+
+
+@dataclass
+class TrainingPool:
+    """Per training query: its relevant documents with grades, and its negative candidates."""
+
+    query_rows: np.ndarray  # int64[P], one per query with a relevant document
+    positives: list[list[tuple[int, int]]]  # (document row, grade) per query
+    negatives: list[np.ndarray]  # document rows of the non-relevant candidates per query
+
+
+def training_pool(split: Split, doc_row: Mapping[str, int]) -> TrainingPool:
+    """Queries with at least one relevant document that has a vector, in qid order."""
+    from clir_toolkit.rerank.data import MAX_GRADE
+
+    rows, positives, negatives = [], [], []
+    for qid in sorted(split.query_row):
+        judged = split.grades.get(qid, {})
+        relevant = [
+            (doc_row[d], min(g, MAX_GRADE)) for d, g in sorted(judged.items())
+            if g > 0 and d in doc_row
+        ]  # fmt: skip
+        if not relevant:
+            continue
+        rows.append(split.query_row[qid])
+        positives.append(relevant)
+        negatives.append(
+            np.array([doc_row[d] for d in split.candidates[qid] if judged.get(d, 0) <= 0],
+                     dtype=np.int64)
+        )  # fmt: skip
+    return TrainingPool(np.array(rows, dtype=np.int64), positives, negatives)
+
+
+def epoch_examples(pool: TrainingPool, negatives: int, seed: int, epoch: int) -> np.ndarray:
+    """``int64[N, 3]`` rows (query row, document row, grade) of one epoch, in random order.
+
+    Every relevant document of each query once, and ``negatives`` of its non-relevant
+    candidates drawn without replacement; the draw and the order depend only on
+    ``(seed, epoch)``, so a run is reproducible and each epoch sees other negatives.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    parts = []
+    for query, relevant, pool_negatives in zip(
+        pool.query_rows, pool.positives, pool.negatives, strict=True
+    ):
+        chosen = (
+            rng.choice(pool_negatives, size=negatives, replace=False)
+            if len(pool_negatives) > negatives
+            else pool_negatives
+        )
+        block = np.zeros((len(relevant) + len(chosen), 3), dtype=np.int64)
+        block[:, 0] = query
+        block[: len(relevant), 1:] = relevant
+        block[len(relevant) :, 1] = chosen
+        parts.append(block)
+    examples = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
+    return examples[rng.permutation(len(examples))]
+
+
+def _document_vectors(
+    encoder: SentenceEncoder, corpus: Path, cache_dir: Path, docids: Sequence[str], verbose: bool
+) -> tuple[dict[str, int], np.ndarray]:
+    from clir_toolkit.rerank.pretrained import VectorCache
+
+    rows, vectors, _ = VectorCache(encoder, corpus, cache_dir).vectors(docids, verbose)
+    return rows, vectors
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+
+def score_candidates(
+    model: Any, split: Split, doc_row: Mapping[str, int], documents: Tensor
+) -> dict[tuple[str, str], float]:
+    """The model's score of every (qid, candidate) of ``split``."""
+    was_training = model.training
+    model.eval()
+    scores: dict[tuple[str, str], float] = {}
+    try:
+        with torch.inference_mode():
+            mapped_queries = model.query(torch.from_numpy(split.queries))
+            for qid, docids in split.candidates.items():
+                if not docids:
+                    continue
+                q = mapped_queries[split.query_row[qid]].expand(len(docids), -1)
+                d = model.document(documents[[doc_row[docid] for docid in docids]])
+                values = smooth_cosine(q, d, model.epsilon)
+                scores.update(zip(((qid, docid) for docid in docids), values.tolist(), strict=True))
+    finally:
+        model.train(was_training)
+    return scores
+
+
+def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: Any) -> float:
+    """nDCG@10 of the dev candidates ranked by the model alone."""
+    from clir_toolkit.formats import Qrel, RunRow
+    from clir_toolkit.rerank.train import DEV_MEASURE, mean_measure
+
+    scores = score_candidates(model, dev, doc_row, documents)
+    rows = [RunRow(qid, docid, 0, score, "dev") for (qid, docid), score in scores.items()]
+    qrels = [Qrel(qid, docid, grade) for qid, g in dev.grades.items() for docid, grade in g.items()]
+    return mean_measure(qrels, rows, DEV_MEASURE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+
+
+def _log(config: TunedConfig, message: str) -> None:
+    if config.verbose:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _settings(config: TunedConfig) -> dict[str, Any]:
+    values = dataclasses.asdict(config)
+    return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
+
+
+def train_tuned(config: TunedConfig) -> TrainReport:
+    """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.pretrained import load_encoder
+    from clir_toolkit.rerank.threads import use_fastest_threads
+    from clir_toolkit.rerank.train import (
+        DEV_MEASURE,
+        EpochRecord,
+        TrainReport,
+        _save_torch,
+        build_loss,
+    )
+
+    use_fastest_threads()
+    started = time.perf_counter()
+    for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run"):
+        path = getattr(config, name)
+        if path is not None and not Path(path).is_file():
+            raise ClirError(f"{path}: no such file (the {name.replace('_', ' ')} file)")
+    collection = open_collection(config.collection)
+    encoder = load_encoder(config.encoder, device="cpu")
+    train = read_split(
+        encoder, Path(config.topics), Path(config.qrels), Path(config.run), config.depth,
+        config.verbose,
+    )  # fmt: skip
+    dev = None
+    if config.dev_topics is not None and config.dev_qrels is not None and config.dev_run:
+        dev = read_split(
+            encoder, Path(config.dev_topics), Path(config.dev_qrels), Path(config.dev_run),
+            config.depth, config.verbose,
+        )  # fmt: skip
+    wanted = [d for q, g in train.grades.items() if q in train.query_row for d in g]
+    for split in (train, dev):
+        if split is not None:
+            wanted += [d for docids in split.candidates.values() for d in docids]
+    cache_dir = cache_dir_for(collection.root, config.cache_dir)
+    doc_row, doc_vectors = _document_vectors(
+        encoder, collection.corpus, cache_dir, list(dict.fromkeys(wanted)), config.verbose
+    )
+    pool = training_pool(train, doc_row)
+    if not len(pool.query_rows):
+        raise ClirError(
+            f"{config.qrels}: no query has both a topic in {config.topics}, a candidate in "
+            f"{config.run} and a relevant document; check that they belong to the same split"
+        )
+    queries, documents = torch.from_numpy(train.queries), torch.from_numpy(doc_vectors)
+
+    torch.manual_seed(config.seed)
+    model = TunedEncoder(int(doc_vectors.shape[1]), config.epsilon)
+    thresholds = tuple(config.sosl_thresholds) if config.sosl_thresholds else None
+    loss_fn, loss_module = build_loss(config.loss, thresholds)  # type: ignore[arg-type]
+    parameters = list(model.parameters())
+    if loss_module is not None:
+        parameters += list(loss_module.parameters())
+    optimiser = torch.optim.Adam(parameters, lr=config.lr)
+
+    history: list[EpochRecord] = []
+    best_epoch, best_dev = 0, None
+    best_state = {k: v.clone() for k, v in model.state_dict().items()}
+    if dev is not None:  # epoch 0: the pretrained encoder's own cosine (ε aside)
+        best_dev = _dev_score(model, dev, doc_row, documents)
+        _log(config, f"epoch 0 (the pretrained encoder): dev {DEV_MEASURE} {best_dev:.4f}")
+    _log(
+        config,
+        f"fine-tuning {encoder.name} ({config.loss}, ε {config.epsilon:g}, lr {config.lr:g}, "
+        f"batch {config.batch_size}): {len(pool.query_rows)} queries, "
+        f"{config.negatives} negatives each per epoch",
+    )
+    examples_seen = 0
+    for epoch in range(1, config.epochs + 1):
+        epoch_start = time.perf_counter()
+        examples = torch.from_numpy(epoch_examples(pool, config.negatives, config.seed, epoch))
+        examples_seen = len(examples)
+        mean_loss = _run_epoch(
+            model, loss_fn, optimiser, examples, queries, documents, config, epoch
+        )
+        if not np.isfinite(mean_loss):
+            raise ClirError(
+                f"the training loss became {mean_loss} in epoch {epoch}; lower the learning "
+                f"rate (now {config.lr:g})"
+            )
+        dev_score = _dev_score(model, dev, doc_row, documents) if dev is not None else None
+        if dev_score is None or best_dev is None or dev_score > best_dev:
+            best_epoch, best_dev = epoch, dev_score if dev is not None else None
+            best_state = {k: v.clone() for k, v in model.state_dict().items()}
+        history.append(
+            EpochRecord(epoch, "relevance", mean_loss, dev_score, time.perf_counter() - epoch_start)
+        )
+        shown = f", dev {DEV_MEASURE} {dev_score:.4f}" if dev_score is not None else ""
+        _log(config, f"epoch {epoch}: loss {mean_loss:.4f}{shown}")
+    _save_torch(
+        Path(config.output),
+        {
+            "format": MODEL_FORMAT,
+            "model_type": MODEL_TYPE,
+            "config": model.config(),
+            "state_dict": best_state,
+            "encoder": encoder.name,
+            "encoder_fingerprint": encoder.fingerprint,
+            "max_chars": encoder.max_chars,
+            "training": {
+                **_settings(config),
+                "best_epoch": best_epoch,
+                "best_dev": best_dev,
+                "dev_measure": DEV_MEASURE,
+            },
+            "history": [dataclasses.asdict(r) for r in history],
+        },
+    )
+    _log(config, f"saved epoch {best_epoch} -> {config.output}")
+    return TrainReport(
+        output=Path(config.output),
+        checkpoint=Path(config.output),
+        model=f"{MODEL_TYPE} {encoder.name}",
+        loss=config.loss,
+        device="cpu",
+        examples=examples_seen,
+        query_vocab_size=0,
+        doc_vocab_size=0,
+        start_epoch=1,
+        best_epoch=best_epoch,
+        best_dev=best_dev,
+        history=history,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _run_epoch(
+    model: Any, loss_fn: Any, optimiser: Any, examples: Tensor, queries: Tensor,
+    documents: Tensor, config: TunedConfig, epoch: int,
+) -> float:  # fmt: skip
+    """One pass over ``examples``; the mean batch loss."""
+    from tqdm import tqdm
+
+    model.train()
+    total, batches = 0.0, 0
+    disable = None if config.verbose else True
+    steps = range(0, len(examples), config.batch_size)
+    for start in tqdm(steps, desc=f"epoch {epoch}", unit="batch", disable=disable, leave=False):
+        batch = examples[start : start + config.batch_size]
+        scores = model(queries[batch[:, 0]], documents[batch[:, 1]])
+        loss = loss_fn(scores, batch[:, 2])
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+        total += float(loss.detach())
+        batches += 1
+    return total / max(batches, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files and reranking a run
+# ---------------------------------------------------------------------------------------------
+
+MODEL_KEYS = {
+    "format": "str",
+    "model_type": "str",
+    "config": "table",
+    "state_dict": "tensors",
+    "encoder": "str",
+    "encoder_fingerprint": "str",
+    "max_chars": "count",
+    "training": "table?",
+    "history": "list?",
+}
+
+
+def is_tuned_model(data: Any) -> bool:
+    """Whether an object read from a model file is a fine-tuned encoder's."""
+    return isinstance(data, dict) and data.get("format") == MODEL_FORMAT
+
+
+def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The model of a file's ``data`` (already read with weights only), checked key by key."""
+    from clir_toolkit.rerank.score import check_record, check_state_dict
+
+    what = "a fine-tuned encoder of clir_toolkit"
+    record = check_record(path, data, MODEL_KEYS, what)
+    config = record["config"]
+    try:
+        dim, epsilon = int(config["dim"]), float(config["epsilon"])
+        skeleton = TunedEncoder(dim, epsilon)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(path, None, f"not {what}: bad config ({exc})") from None
+    check_state_dict(path, record["state_dict"], skeleton, what)
+    skeleton.load_state_dict(record["state_dict"])
+    return skeleton.eval(), record
+
+
+def score_run_tuned(
+    path: Path,
+    data: Mapping[str, Any],
+    read: RunCandidates,
+    cache_dir: str | Path | None,
+    verbose: bool,
+) -> tuple[dict[tuple[str, str], float], str]:
+    """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
+    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.pretrained import encode_batched, load_encoder
+
+    model, record = load_tuned(path, data)
+    encoder = load_encoder(record["encoder"], device="cpu")
+    if encoder.fingerprint != record["encoder_fingerprint"] and verbose:
+        print(
+            f"clir: warning: {path} was trained on {record['encoder_fingerprint']}, "
+            f"now installed: {encoder.fingerprint}; scores may differ",
+            file=sys.stderr,
+        )
+    qids = list(read.candidates)
+    queries = encode_batched(
+        encoder, [read.query_texts[q] for q in qids], True, "encoding queries", verbose
+    )
+    wanted = [docid for q in qids for docid in read.candidates[q]]
+    doc_row, vectors = _document_vectors(
+        encoder, read.collection.corpus, cache_dir_for(read.collection.root, cache_dir),
+        wanted, verbose,
+    )  # fmt: skip
+    split = Split({q: i for i, q in enumerate(qids)}, queries, read.candidates, {})
+    scores = score_candidates(model, split, doc_row, torch.from_numpy(vectors))
+    return scores, f"{MODEL_TYPE}-{encoder.name}"
+
