@@ -684,9 +684,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the end-to-end demonstration",
         description="Build the English→French man-page collection (if missing), index it, "
         "search its dev topics untranslated, translated by dictionary and written by people, "
-        "train the dual-encoder reranker on the train split (reused when its inputs are "
-        "unchanged), rerank the dictionary run with it, and print the evaluation with "
-        "significance tests. Progress goes to stderr (none with --quiet).",
+        "rerank the dictionary run by a pretrained multilingual sentence encoder and by the "
+        "same encoder fine-tuned on the train split (reused when its inputs are unchanged), "
+        "and print the evaluation with significance tests. Progress goes to stderr (none "
+        "with --quiet).",
     )
     p.add_argument(
         "--collection",

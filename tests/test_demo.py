@@ -35,22 +35,24 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
     rows = [
         line.split()[0]
         for line in report.splitlines()
-        if line.startswith(("bm25", "dual", "use-m3")) and not line.split()[0].endswith(":")
+        if line.startswith(("bm25", "tuned", "use-m3")) and not line.split()[0].endswith(":")
     ]
     # One table against the untranslated run, then the rerankers against their first stage.
     assert rows == [
         "bm25-untranslated",
         "bm25-dict",
         "use-m3+bm25",
-        "dual-sosl+bm25",
+        "tuned-use-m3",
+        "tuned-use-m3+bm25",
         "bm25-human",
         "bm25-dict",
         "use-m3+bm25",
-        "dual-sosl+bm25",
+        "tuned-use-m3",
+        "tuned-use-m3+bm25",
     ]
     assert "Reranking against its first stage" in report
     assert "nDCG@10" in report and "paired t-test" in report
-    model = workdir / "models" / "tiny-fr" / "dual-sosl.pt"
+    model = workdir / "models" / "tiny-fr" / "tuned-use-m3.pt"
     assert model.is_file()
 
     # A second demo on the same inputs reuses the model instead of training it again.
@@ -63,6 +65,6 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
 
 def test_demo_without_a_train_split_shows_the_baselines_and_says_why(tmp_path: Path) -> None:
     report, progress = demo(TINY_FR, tmp_path)
-    assert "bm25-human" in report and "dual-sosl" not in report
+    assert "bm25-human" in report and "tuned-use-m3" not in report
     assert "use-m3+bm25" in report  # the pretrained encoder needs no training
     assert "no train split" in progress

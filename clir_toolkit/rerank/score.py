@@ -550,8 +550,8 @@ def score_run(
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
-    encoder, whose measured :data:`clir_toolkit.rerank.tuned.INTERPOLATION` applies); ``cache_dir`` defaults to
-    ``<collection>/.cache/rerank``; ``tag`` defaults to the model type.
+    encoder, whose measured :data:`clir_toolkit.rerank.tuned.INTERPOLATION` applies);
+    ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
     """
     from clir_toolkit.formats import write_run
     from clir_toolkit.rerank.device import check_precision, resolve_device

@@ -169,15 +169,21 @@ class Split:
 
 def read_split(
     encoder: SentenceEncoder, topics: Path, qrels: Path | None, run: Path, depth: int,
-    verbose: bool,
+    verbose: bool, only_topics: bool = False,
 ) -> Split:  # fmt: skip
-    """Encode the topics that the run answers; read the candidates and the qrels."""
+    """Encode the topics that the run answers; read the candidates and the qrels.
+
+    A query of the run without a topic is an error, unless ``only_topics`` (training: a
+    topics file may pick a subset of the run's queries, e.g. to train on fewer of them).
+    """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
     from clir_toolkit.rerank.data import candidates_by_query
     from clir_toolkit.rerank.pretrained import encode_batched
 
     texts = {topic.qid: topic.query for topic in read_topics(topics)}
     candidates = candidates_by_query(read_run(run), depth)
+    if only_topics:
+        candidates = {qid: docids for qid, docids in candidates.items() if qid in texts}
     missing = [qid for qid in candidates if qid not in texts]
     if missing:
         raise ClirError(
@@ -335,7 +341,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
     encoder = load_encoder(config.encoder, device="cpu")
     train = read_split(
         encoder, Path(config.topics), Path(config.qrels), Path(config.run), config.depth,
-        config.verbose,
+        config.verbose, only_topics=True,
     )  # fmt: skip
     dev = None
     if config.dev_topics is not None and config.dev_qrels is not None and config.dev_run:
