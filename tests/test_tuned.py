@@ -160,6 +160,26 @@ def _score_untrained(collection: Path) -> dict[str, str]:
     return {qid: docid for qid, (_, docid) in best.items()}
 
 
+def test_a_topics_file_picks_the_training_queries(collection: Path) -> None:
+    """Fewer topics than the run has queries: training uses only those (a training-size
+    curve), while scoring still refuses a run query without a topic."""
+    tmp = collection.parent
+    (tmp / "one.tsv").write_text("q1\tinstall the package\n")
+    result = run_clir(
+        "rerank", "train", "--collection", str(collection), "--topics", str(tmp / "one.tsv"),
+        "--qrels", str(tmp / "qrels.txt"), "--run", str(tmp / "first.run"), "--epochs", "1",
+        "--output", str(tmp / "m.pt"), "--cache-dir", str(tmp / "cache"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "1 queries" in result.stderr
+    result = run_clir(
+        "rerank", "score", "--model", str(tmp / "m.pt"), "--collection", str(collection),
+        "--topics", str(tmp / "one.tsv"), "--run", str(tmp / "first.run"),
+        "--output", str(tmp / "o.run"),
+    )  # fmt: skip
+    assert_one_line_error(result, "no topic for 2 query id(s)")
+
+
 def test_the_same_seed_gives_byte_identical_runs(collection: Path) -> None:
     tmp = collection.parent
     for name in ("a", "b"):
