@@ -294,3 +294,62 @@ def _key_of(path: Path) -> str:
     import json
 
     return str(json.loads(path.with_name(path.name + ".json").read_text())["key"])
+
+
+ENGLISH_FIRST_STAGE = """
+name = "bm25-en"
+group = "first stage"
+languages = ["fr"]
+baseline = true
+[search]
+k1 = 1.2
+b = 0.75
+"""
+
+TUNED = """
+name = "tuned"
+group = "reranking"
+kind = "rerank"
+languages = ["fr"]
+[rerank]
+first_stage = "bm25-en"
+pretrained = "use-m3"
+epochs = 1
+negatives = 6
+depth = 12
+interpolate = [0.0, 1.0]
+"""
+
+
+def test_a_recipe_fine_tunes_a_pretrained_encoder(workspace: Workspace, tmp_path: Path) -> None:
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE),
+             write(recipes / "tuned.toml", TUNED)]  # fmt: skip
+    results = run_recipes(paths, workspace, quiet=True)
+    for split in ("dev", "test"):
+        run = read_run(workspace.runs / "manpages-en-fr" / split / "tuned.trec")
+        first = read_run(workspace.runs / "manpages-en-fr" / split / "bm25-en.trec")
+        assert {r.tag for r in run} == {"tuned"}
+        assert sorted((r.qid, r.docid) for r in run) == sorted((r.qid, r.docid) for r in first)
+    model = workspace.models / "manpages-en-fr" / "tuned.pt"
+    import torch
+
+    assert torch.load(model, weights_only=True)["model_type"] == "tuned"
+    text = results.read_text(encoding="utf-8")
+    assert "| tuned | fr | use-m3 fine-tuned, sosl, ε=0.1 |" in text
+    assert "λ=" in text
+    made = model.stat().st_mtime_ns
+    run_recipes(paths, workspace, quiet=True)  # fresh: the model is reused
+    assert model.stat().st_mtime_ns == made
+
+
+def test_word_level_keys_do_not_apply_to_a_fine_tuned_encoder(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE),
+             write(recipes / "tuned.toml", TUNED.replace("epochs = 1", "dim = 16"))]  # fmt: skip
+    with pytest.raises(FormatError, match="dim does not apply with pretrained"):
+        run_recipes(paths, workspace, quiet=True)

@@ -51,6 +51,11 @@ The ``[rerank]`` keys:
   ``dict_mode``, ``mt``, ``mt_target_lang``, ``embed``, ``embed_top``) turn the English dev
   and test queries into the documents' language before the model reads them; the model must
   have been trained on queries in that language (``train_topics = "human"``).
+* ``pretrained``: fine-tune this pretrained sentence encoder (``"use-m3"``, ``"e5-small"``,
+  ``"hf:DIR"``; :mod:`clir_toolkit.rerank.tuned`, the default of ``clir rerank train``)
+  instead of training a word-level model. It reads the English queries and takes only
+  ``negatives``, ``epochs``, ``lr``, ``batch_size``, ``seed``, ``loss``, ``epsilon`` and
+  ``thresholds`` of the training keys below.
 * ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
   or here first if it is missing): the thesis' monolingual model tested with translated
   queries. The training keys then come from that recipe and may not be given here.
@@ -165,6 +170,12 @@ def _rerank_params() -> dict[str, Param]:
         ),
         "model_from": dataclasses.replace(
             recipe_name, name="model_from", doc="the rerank recipe whose model is reused"
+        ),
+        "pretrained": Param(
+            "pretrained",
+            str,
+            doc="fine-tune this pretrained sentence encoder (rerank/tuned.py) instead of "
+            "training a word-level model",
         ),
         **renamed(TRAIN_PARAMS, TRAINING_KEYS),
         **renamed(TRAIN_PARAMS, MODEL_OPTION_FIELDS),
@@ -322,6 +333,7 @@ class RerankSpec:
     train_topics: str
     test_topics: str
     model_from: str | None
+    pretrained: str | None
     training: dict[str, Any]
     epsilon: float | None
     thresholds: tuple[float, float] | None
@@ -344,6 +356,7 @@ def rerank_spec(recipe: Recipe) -> RerankSpec:
         train_topics=table.get("train_topics", recipe.topics),
         test_topics=recipe.topics,
         model_from=table.get("model_from"),
+        pretrained=table.get("pretrained"),
         training={field: table[key] for key, field in TRAINING_KEYS.items() if key in table},
         epsilon=float(table["epsilon"]) if "epsilon" in table else None,
         thresholds=(float(thresholds[0]), float(thresholds[1])) if thresholds else None,
@@ -577,7 +590,8 @@ def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
 def train_config(
     recipe: Recipe, spec: RerankSpec, language: str, workspace: Workspace, quiet: bool
 ) -> Any:
-    """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way)."""
+    """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
+    ``pretrained`` the :class:`~clir_toolkit.rerank.tuned.TunedConfig`."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.rerank.train import TrainConfig
 
@@ -586,6 +600,8 @@ def train_config(
     collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     kind = topics_kind(spec.train_topics)
     doc_language = collection.doc_lang or language
+    if spec.pretrained is not None:
+        return _tuned_config(recipe, spec, collection, kind, runs, workspace, language, quiet)
     return TrainConfig(
         collection=collection.root,
         topics=collection.split_file(kind, "train"),
@@ -606,12 +622,55 @@ def train_config(
     )
 
 
+#: [rerank] keys a fine-tuned encoder takes, and their TunedConfig fields.
+TUNED_KEYS = {"negatives_per_query": "negatives", "epochs": "epochs", "lr": "lr",
+              "batch_size": "batch_size", "seed": "seed", "loss": "loss"}  # fmt: skip
+
+
+def _tuned_config(
+    recipe: Recipe, spec: RerankSpec, collection: Any, kind: str, runs: Mapping[str, Path],
+    workspace: Workspace, language: str, quiet: bool,
+) -> Any:  # fmt: skip
+    """The :class:`TunedConfig` of a recipe with ``pretrained``: English queries only."""
+    from clir_toolkit.rerank.tuned import TunedConfig
+
+    other = sorted(set(spec.training) - set(TUNED_KEYS))
+    if other or spec.tie_embeddings or spec.train_topics != "english":
+        what = other[0] if other else "tie_embeddings" if spec.tie_embeddings else "train_topics"
+        raise FormatError(
+            recipe.path, None,
+            f"[rerank] {what} does not apply with pretrained (a fine-tuned encoder reads the "
+            "English queries; it takes negatives, epochs, lr, batch_size, seed, loss, "
+            "epsilon, thresholds)",
+        )  # fmt: skip
+    assert spec.pretrained is not None
+    options = {TUNED_KEYS[key]: value for key, value in spec.training.items()}
+    if spec.epsilon is not None:
+        options["epsilon"] = spec.epsilon
+    return TunedConfig(
+        collection=collection.root,
+        topics=collection.split_file(kind, "train"),
+        qrels=collection.split_file("qrels", "train"),
+        run=runs["train"],
+        output=model_path(recipe, language, workspace),
+        encoder=spec.pretrained,
+        dev_topics=collection.split_file(kind, "dev"),
+        dev_qrels=collection.split_file("qrels", "dev"),
+        dev_run=runs["dev"],
+        depth=spec.depth,
+        sosl_thresholds=spec.thresholds,
+        verbose=not quiet,
+        **options,
+    )
+
+
 def _training_key(config: Any, spec: RerankSpec) -> str:
     """What a model depends on: its settings and the content of every input file."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.data import ANALYSIS_VERSION
     from clir_toolkit.rerank.score import MODEL_FORMAT
+    from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}
     settings = {
@@ -622,7 +681,7 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     files = {
         name: sha256_file(getattr(config, name))
         for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "embeddings")
-        if getattr(config, name) is not None
+        if getattr(config, name, None) is not None
     }
     return _digest(
         {
@@ -633,15 +692,24 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
             "thresholds": spec.thresholds,
             "tie_embeddings": spec.tie_embeddings,
             "analysis": ANALYSIS_VERSION,
-            "format": MODEL_FORMAT,
+            "format": TUNED_FORMAT if spec.pretrained is not None else MODEL_FORMAT,
+            **({"encoder": _encoder_fingerprint(spec.pretrained)} if spec.pretrained else {}),
         }
     )
+
+
+def _encoder_fingerprint(name: str) -> str:
+    """The package and version of a pretrained encoder (its vectors change with them)."""
+    from clir_toolkit.rerank.pretrained import load_encoder
+
+    return load_encoder(name, device="cpu").fingerprint
 
 
 def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool) -> TrainedModel:
     """The recipe's model for ``language``: reused when fresh, trained otherwise."""
     from clir_toolkit.recipes import log
     from clir_toolkit.rerank.train import train_reranker
+    from clir_toolkit.rerank.tuned import train_tuned
 
     spec = rerank_spec(recipe)
     config = train_config(recipe, spec, language, workspace, quiet)
@@ -651,8 +719,11 @@ def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool
         log(quiet, f"reusing {output} (trained with the same settings on the same files)")
         return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
     log(quiet, f"training {recipe.name} on {language} → {output}")
-    report = train_reranker(config)
-    report.checkpoint.unlink(missing_ok=True)  # a finished training needs no checkpoint
+    if spec.pretrained is not None:
+        report = train_tuned(config)
+    else:
+        report = train_reranker(config)
+        report.checkpoint.unlink(missing_ok=True)  # a finished training needs no checkpoint
     summary = {
         "model": report.model,
         "loss": report.loss,
@@ -667,7 +738,8 @@ def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool
         "seconds": report.seconds,
         "train_topics": spec.train_topics,
         "train_first_stage": spec.train_first_stage,
-        "epsilon": spec.epsilon,
+        "pretrained": spec.pretrained,
+        "epsilon": config.epsilon if spec.pretrained is not None else spec.epsilon,
         "thresholds": spec.thresholds,
         "tie_embeddings": spec.tie_embeddings,
         "settings": {k: str(v) for k, v in dataclasses.asdict(config).items()},
@@ -787,6 +859,9 @@ class RerankDetails:
 def describe_model(summary: Mapping[str, Any]) -> str:
     """``dual avg, sosl, ε=1`` or ``knrm, hinge`` from a training summary."""
     settings = summary.get("settings", {})
+    if summary.get("pretrained"):
+        epsilon = summary.get("epsilon")
+        return f"{summary['pretrained']} fine-tuned, {summary.get('loss', '?')}, ε={epsilon:g}"
     parts = [str(summary.get("model", "?"))]
     if parts[0] == "dual":
         parts[0] += f" {settings.get('encoder', 'avg')}"
@@ -829,11 +904,9 @@ def rerank_one(
     sweep: Mapping[str, Any] | None = None,
 ) -> RecipeOutcome:
     """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
-    from clir_toolkit.formats import read_qrels, write_run
-    from clir_toolkit.recipes import RecipeOutcome, ensure_index
+    from clir_toolkit.recipes import ensure_index
     from clir_toolkit.rerank.device import resolve_device
-    from clir_toolkit.rerank.score import encode_run, load_model, rerank_rows, score_encoded
-    from clir_toolkit.rerank.train import mean_measure
+    from clir_toolkit.rerank.score import encode_run, load_model, score_encoded
 
     started = time.perf_counter()
     spec = rerank_spec(recipe)
@@ -851,6 +924,17 @@ def rerank_one(
     device = resolve_device(
         str(recipe.rerank.get("device", trainer_spec.training.get("device", "auto")))
     )
+    if trainer_spec.pretrained is not None:
+        if spec.test_topics != "english" or spec.translation:
+            raise FormatError(
+                recipe.path, None, "a fine-tuned encoder reads the English queries: no "
+                "translate and no human topics",
+            )  # fmt: skip
+        neural, ranked = _tuned_scores(trained.path, collection, first_runs, spec.depth, quiet)
+        return _reranked_outcome(
+            recipe, language, workspace, spec, first, trained, trainer_spec, collection,
+            first_runs, neural, ranked, {}, device, sweep, started,
+        )  # fmt: skip
     reranker = load_model(trained.path, device)
     expected = "en" if spec.test_topics == "english" and not spec.translation else None
     if expected is None:
@@ -873,6 +957,42 @@ def rerank_one(
             reranker, collection, topics, first_runs[split], spec.depth
         )
         neural[split] = score_encoded(reranker.model, encoded, device)
+    return _reranked_outcome(
+        recipe, language, workspace, spec, first, trained, trainer_spec, collection, first_runs,
+        neural, ranked, oov, device, sweep, started, reranker,
+    )  # fmt: skip
+
+
+def _tuned_scores(
+    model: Path, collection: Path, first_runs: Mapping[str, Path], depth: int, quiet: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder."""
+    from clir_toolkit.rerank.score import read_candidates, read_model_file
+    from clir_toolkit.rerank.tuned import score_run_tuned
+
+    data = read_model_file(model)
+    neural, ranked = {}, {}
+    for split in SPLITS:
+        read = read_candidates(collection, collection / f"topics.{split}.tsv", first_runs[split],
+                               depth)  # fmt: skip
+        neural[split], _ = score_run_tuned(model, data, read, None, not quiet)
+        ranked[split] = read.ranked
+    return neural, ranked
+
+
+def _reranked_outcome(
+    recipe: Recipe, language: str, workspace: Workspace, spec: RerankSpec, first: Recipe,
+    trained: TrainedModel, trainer_spec: RerankSpec, collection: Path,
+    first_runs: Mapping[str, Path], neural: Mapping[str, Any], ranked: Mapping[str, Any],
+    oov: dict[str, float], device: Any, sweep: Mapping[str, Any] | None, started: float,
+    reranker: Any = None,
+) -> RecipeOutcome:  # fmt: skip
+    """λ chosen on dev (if several), the runs written, the outcome of the row."""
+    from clir_toolkit.formats import read_qrels, write_run
+    from clir_toolkit.recipes import RecipeOutcome
+    from clir_toolkit.rerank.score import rerank_rows
+    from clir_toolkit.rerank.train import mean_measure
+
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
     weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None
     if len(spec.interpolate) > 1:
@@ -898,7 +1018,7 @@ def rerank_one(
         runs[split] = output
 
     scores_by_grade: dict[int, list[float]] = {}
-    if spec.figure and not sweep:
+    if spec.figure and not sweep and reranker is not None:
         scores_by_grade = training_scores(reranker, trained.summary["settings"], device)
     details = RerankDetails(
         first_stage=first.name,

@@ -68,7 +68,7 @@ def rerank_sections(
             f"| {details.trained_on} | {details.tested_with} | {details.first_stage} "
             f"| {summary.get('best_epoch', '?')} of {summary.get('epochs', '?')} "
             f"| {'—' if best is None else f'{best:.4f}'} | {summary.get('examples', '?')} "
-            f"| {details.query_oov.get('dev', 0):.1%} / {details.query_oov.get('test', 0):.1%} "
+            f"| {_oov(details.query_oov)} "
             f"| {_training_time(details.summary, details.reused)} |"
         )
     figures = _figures(reranked)
@@ -77,6 +77,13 @@ def rerank_sections(
         for (name, language), members in sorted(figures.items(), key=lambda item: item[0][0]):
             lines += _figure(name, language, members, workspace, directory, known or {})
     return lines
+
+
+def _oov(query_oov: dict[str, float]) -> str:
+    """``dev / test`` shares, or — for a model without a vocabulary (a fine-tuned encoder)."""
+    if not query_oov:
+        return "—"
+    return f"{query_oov.get('dev', 0):.1%} / {query_oov.get('test', 0):.1%}"
 
 
 def _training_time(summary: dict[str, Any], reused: bool) -> str:
