@@ -88,8 +88,13 @@ def _score(
         *(("--interpolate", interpolate) if interpolate is not None else ()),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    return _tops(output)
+
+
+def _tops(run: Path) -> dict[str, str]:
+    """Each query's best-scored document in a run file."""
     best: dict[str, tuple[float, str]] = {}
-    for row in read_run(output):
+    for row in read_run(run):
         if row.qid not in best or row.score > best[row.qid][0]:
             best[row.qid] = (row.score, row.docid)
     return {qid: docid for qid, (_, docid) in best.items()}
@@ -153,11 +158,7 @@ def _score_untrained(collection: Path) -> dict[str, str]:
         "--cache-dir", str(tmp / "cache"), "--quiet",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    best: dict[str, tuple[float, str]] = {}
-    for row in read_run(tmp / "before.run"):
-        if row.qid not in best or row.score > best[row.qid][0]:
-            best[row.qid] = (row.score, row.docid)
-    return {qid: docid for qid, (_, docid) in best.items()}
+    return _tops(tmp / "before.run")
 
 
 def test_a_topics_file_picks_the_training_queries(collection: Path) -> None:
