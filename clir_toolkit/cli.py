@@ -949,6 +949,13 @@ def cmd_embed_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def given_options(args: argparse.Namespace, fields: dict[str, str]) -> dict[str, Any]:
+    """``{field: value}`` of the options the user gave (flag dest → config field), so that
+    the config's own defaults apply to the others (they are written once, there)."""
+    return {field: getattr(args, dest) for dest, field in fields.items()
+            if getattr(args, dest) is not None}  # fmt: skip
+
+
 def _train_tuned(args: argparse.Namespace) -> Any:
     """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
     from clir_toolkit.rerank.tuned import TUNED_PARAMS, TunedConfig, train_tuned
@@ -965,13 +972,12 @@ def _train_tuned(args: argparse.Namespace) -> Any:
             f"{given[0]} trains a word-level model (--model knrm or dual); with --pretrained "
             "the encoder's own vectors are fine-tuned"
         )
-    chosen = {
-        "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
-        "negatives": args.negatives, "depth": args.depth, "epsilon": args.epsilon,
-        "loss": args.loss, "seed": args.seed,
-        "sosl_thresholds": tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
-    }  # fmt: skip
-    options = {k: v for k, v in chosen.items() if v is not None}
+    options = given_options(args, {
+        "epochs": "epochs", "lr": "lr", "batch_size": "batch_size", "negatives": "negatives",
+        "depth": "depth", "epsilon": "epsilon", "loss": "loss", "seed": "seed",
+    })  # fmt: skip
+    if args.sosl_thresholds:
+        options["sosl_thresholds"] = tuple(args.sosl_thresholds)
     if options.get("loss") == "hinge":
         raise UsageError("--loss hinge is pairwise; with --pretrained choose "
                          f"{', '.join(TUNED_PARAMS['loss'].choices)}")
@@ -1012,7 +1018,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         parallel=args.parallel,
         parallel_epochs=args.parallel_epochs,
         parallel_negatives=args.parallel_negatives,
-        epochs=10 if args.epochs is None else args.epochs,
+
         batch_size=args.batch_size,
         lr=args.lr,
         dim=args.dim,
@@ -1020,9 +1026,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         max_doc_len=args.max_doc_len,
         min_count=args.min_count,
         max_vocab=args.max_vocab,
-        negatives_per_query=40 if args.negatives is None else args.negatives,
-        depth=100 if args.depth is None else args.depth,
-        seed=42 if args.seed is None else args.seed,
+
         device=args.device,
         precision=args.precision,
         grad_clip=args.grad_clip,
@@ -1034,7 +1038,9 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         epsilon=args.epsilon,
         sosl_thresholds=tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
         tie_embeddings=args.tie_embeddings,
-    )
+        **given_options(args, {"epochs": "epochs", "negatives": "negatives_per_query",
+                               "depth": "depth", "seed": "seed"}),
+    )  # fmt: skip
     _print_train_report(train_reranker(config))
     return 0
 

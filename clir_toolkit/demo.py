@@ -270,7 +270,7 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
     import json
 
     from clir_toolkit.files import sha256_file
-    from clir_toolkit.rerank.pretrained import load_encoder
+    from clir_toolkit.rerank.pretrained import encoder_fingerprint
     from clir_toolkit.rerank.tuned import MODEL_FORMAT
 
     settings: dict[str, Any] = {
@@ -285,7 +285,7 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
             settings[f"{name}_sha256"] = sha256_file(path)
     settings.update(
         collection=collection.fingerprint(),
-        encoder=load_encoder(config.encoder, device="cpu").fingerprint,
+        encoder=encoder_fingerprint(config.encoder),
         format=MODEL_FORMAT,
     )
     payload = json.dumps(settings, sort_keys=True, default=str).encode("utf-8")

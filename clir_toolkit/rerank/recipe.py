@@ -669,6 +669,7 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.data import ANALYSIS_VERSION
+    from clir_toolkit.rerank.pretrained import encoder_fingerprint
     from clir_toolkit.rerank.score import MODEL_FORMAT
     from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
@@ -693,16 +694,9 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
             "tie_embeddings": spec.tie_embeddings,
             "analysis": ANALYSIS_VERSION,
             "format": TUNED_FORMAT if spec.pretrained is not None else MODEL_FORMAT,
-            **({"encoder": _encoder_fingerprint(spec.pretrained)} if spec.pretrained else {}),
+            **({"encoder": encoder_fingerprint(spec.pretrained)} if spec.pretrained else {}),
         }
     )
-
-
-def _encoder_fingerprint(name: str) -> str:
-    """The package and version of a pretrained encoder (its vectors change with them)."""
-    from clir_toolkit.rerank.pretrained import load_encoder
-
-    return load_encoder(name, device="cpu").fingerprint
 
 
 def train_model(recipe: Recipe, language: str, workspace: Workspace, quiet: bool) -> TrainedModel:
