@@ -122,6 +122,12 @@ def _remove_even_if_interrupted(path: Path) -> None:
             break
         except KeyboardInterrupt as exc:
             interrupted = exc
+        except OSError as exc:
+            # A signal between shutil.rmtree's os.close(fd) and its note that fd is closed
+            # makes its finally close fd again (EBADF) over the interrupt: try again.
+            if not isinstance(exc.__context__, KeyboardInterrupt):
+                raise
+            interrupted = exc.__context__
     if interrupted is not None:
         raise interrupted
 
