@@ -676,6 +676,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=3350.0,
         help="GPU memory bandwidth for the bandwidth share (default: H100 SXM, 3350)",
     )
+    real = b.add_argument_group(
+        "one epoch on a real collection (instead of random ids)",
+        "time clir rerank train's steps on a collection's training split and the first-stage "
+        "run of its negatives, and print the epoch time they imply",
+    )
+    real.add_argument("--collection", type=Path, help="collection directory")
+    real.add_argument("--run", type=Path, help="first-stage run of the split (negatives)")
+    real.add_argument("--split", default="train", help="the split trained on (default train)")
     b.set_defaults(handler=cmd_bench_rerank)
 
     p = commands.add_parser(
@@ -1143,9 +1151,39 @@ def cmd_bench_rerank(args: argparse.Namespace) -> int:
         peak_bandwidth_gbs=args.peak_bandwidth_gbs,
         threads=args.threads,
     )
+    if (args.collection is None) != (args.run is None):
+        raise UsageError("--collection and --run go together: the run gives the negatives")
+    if args.collection is not None:
+        return _bench_training_epoch(args, settings)
     devices = None if args.device == "auto" else [args.device]
     rows = bench_rerank(settings, args.models, devices)
     print(format_bench_rerank(settings, rows))
+    return 0
+
+
+def _bench_training_epoch(args: argparse.Namespace, settings: Any) -> int:
+    """``clir bench rerank --collection DIR --run RUN``: one epoch's time per model."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.bench import bench_training_epoch, format_epoch_benches
+    from clir_toolkit.rerank.train import TrainConfig
+
+    collection = open_collection(args.collection)
+    rows = []
+    for model in args.models:
+        config = TrainConfig(
+            collection=collection.root,
+            topics=collection.split_file("topics", args.split),
+            qrels=collection.split_file("qrels", args.split),
+            run=args.run,
+            output=collection.root / "bench-unused.pt",
+            model=model,
+            encoder=args.encoder,
+            precision=args.precision,
+            device=args.device,
+            verbose=not args.quiet,
+        )
+        rows.append(bench_training_epoch(config, settings))
+    print(format_epoch_benches(collection.root, rows))
     return 0
 
 

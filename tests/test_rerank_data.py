@@ -16,10 +16,10 @@ from clir_toolkit.rerank.data import (
     PAD_ID,
     DocumentEncoder,
     Example,
-    Pair,
     Vocabulary,
+    epoch_pairs,
+    index_examples,
     load_documents,
-    pairwise_examples,
     parallel_examples,
     read_parallel_tsv,
     relevance_examples,
@@ -224,15 +224,43 @@ def test_examples_keep_only_the_given_queries_and_cap_grades_at_two() -> None:
     assert examples == [Example("q1", "ls.1", 2), Example("q1", "cat.1", 0)]
 
 
-def test_pairs_put_each_better_graded_document_above_each_worse_one() -> None:
+def _drawn_pairs(seed: int) -> set[tuple[str, str, str]]:
+    """The (query, better, worse) triples of one epoch drawn from QRELS and RUN."""
+    import torch
+
     examples = relevance_examples(QRELS, RUN, negatives_per_query=2)
-    pairs = pairwise_examples(examples)
-    assert Pair("q1", "ls.1", "mkdir.1") in pairs  # 2 above 1
-    assert Pair("q1", "mkdir.1", "date.1") in pairs  # 1 above 0
-    assert Pair("q1", "mkdir.1", "ls.1") not in pairs
-    # q1: ls(2) > mkdir, cat, date; mkdir(1) > cat, date; q2: cp(2) > mv, ...
-    assert len([p for p in pairs if p.qid == "q1"]) == 5
-    assert all(p.qid == "q2" and p.better == "cp.1" for p in pairs if p.qid != "q1")
+    qids = sorted({e.qid for e in examples})
+    docids = sorted({e.docid for e in examples})
+    encoded = index_examples(
+        examples,
+        {q: i for i, q in enumerate(qids)},
+        {d: i for i, d in enumerate(docids)},
+        torch.zeros((len(qids), 1), dtype=torch.long),
+        torch.zeros((len(docids), 1), dtype=torch.long),
+    )
+    pairs = epoch_pairs(encoded, torch.Generator().manual_seed(seed))
+    assert pairs.worse_index is not None and pairs.grades is None
+    triples = [
+        (qids[q], docids[b], docids[w])
+        for q, b, w in zip(pairs.query_index.tolist(), pairs.doc_index.tolist(),
+                           pairs.worse_index.tolist(), strict=True)
+    ]  # fmt: skip
+    assert len(triples) == len(set(triples))
+    return set(triples)
+
+
+def test_each_epoch_pairs_every_outranked_document_once_with_a_better_one() -> None:
+    # q1: ls (2), mkdir (1), cat and date (0); q2: cp (2), mv (0).
+    grade = {("q1", "ls.1"): 2, ("q1", "mkdir.1"): 1, ("q2", "cp.1"): 2}
+    for seed in range(8):
+        pairs = _drawn_pairs(seed)
+        worse = sorted((q, w) for q, _, w in pairs)
+        assert worse == [("q1", "cat.1"), ("q1", "date.1"), ("q1", "mkdir.1"), ("q2", "mv.1")]
+        assert all(grade.get((q, b), 0) > grade.get((q, w), 0) for q, b, w in pairs)
+    assert _drawn_pairs(3) == _drawn_pairs(3)  # the generator decides the draw
+    # Over epochs, a negative meets each of the documents above it.
+    better_of_cat = {b for seed in range(16) for q, b, w in _drawn_pairs(seed) if w == "cat.1"}
+    assert better_of_cat == {"ls.1", "mkdir.1"}
 
 
 def test_parallel_sentences_give_positives_and_random_other_sentences(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ but not always first).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -513,10 +514,14 @@ def test_a_plain_pickle_given_as_a_model_is_one_line_and_no_warning(
         (_shape("best_state", 5), "tensor 'query_embedding.weight' has shape (5, 16), expected"),
         (lambda d: d.update(rng_torch=torch.zeros(3)), "'rng_torch' is not a random state"),
         (lambda d: d.update(rng_shuffle=torch.zeros(3)), "'rng_shuffle' is not a random state"),
-        (lambda d: d["optimiser"].update(param_groups=[]), "'optimiser' does not fit"),
+        (lambda d: d["optimiser"]["sparse"].update(param_groups=[]), "'optimiser' does not fit"),
         (
-            lambda d: d["optimiser"]["state"][0].update(exp_avg=torch.zeros(2, 2)),
+            lambda d: d["optimiser"]["sparse"]["state"][0].update(exp_avg=torch.zeros(2, 2)),
             "'optimiser' does not fit (exp_avg of parameter 0 has shape (2, 2), expected",
+        ),
+        (  # a checkpoint of an earlier version, whose one Adam updated the tables densely
+            lambda d: d.update(optimiser=d["optimiser"]["dense"]),
+            "'optimiser' does not fit (not the state of this optimiser",
         ),
         (lambda d: d["doc_vocab"].update(language=3), "'doc_vocab' is not a vocabulary"),
     ],
@@ -535,3 +540,51 @@ def test_a_checkpoint_with_wrong_content_is_one_format_error(
     assert str(caught.value).startswith(f"{output}.ckpt: ") and message in str(caught.value)
     assert "delete it or train without --resume" in str(caught.value)
     assert not output.exists()
+
+
+def test_an_epochs_batches_hold_every_example_once_with_documents_of_similar_length() -> None:
+    from clir_toolkit.rerank.data import EncodedExamples
+    from clir_toolkit.rerank.train import epoch_batches
+
+    lengths = [1 + (7 * i) % 40 for i in range(400)]  # 400 documents of 1..40 words
+    documents = torch.zeros((400, 40), dtype=torch.long)
+    for row, length in enumerate(lengths):
+        documents[row, :length] = 2
+    data = EncodedExamples(
+        torch.full((1, 3), 2, dtype=torch.long),
+        documents,
+        torch.zeros(400, dtype=torch.long),
+        torch.arange(400),
+        grades=torch.zeros(400, dtype=torch.long),
+    )
+    config = dataclasses.replace(_config(Path("unused"), QRELS, loss="sosl"), batch_size=10)
+    _, batches = epoch_batches(data, config, torch.Generator().manual_seed(1))
+    assert sorted(torch.cat(batches).tolist()) == list(range(400))
+    # Each batch was cut from one length-sorted pool: its lengths span a few words, not 40.
+    spans = [max(lengths[i] for i in b.tolist()) - min(lengths[i] for i in b.tolist())
+             for b in batches]  # fmt: skip
+    assert max(spans) <= 2
+    # The same generator seed gives the same epoch; another seed another one.
+    again = epoch_batches(data, config, torch.Generator().manual_seed(1))[1]
+    other = epoch_batches(data, config, torch.Generator().manual_seed(2))[1]
+    assert all(torch.equal(a, b) for a, b in zip(batches, again, strict=True))
+    assert any(not torch.equal(a, b) for a, b in zip(batches, other, strict=True))
+
+
+def test_bench_times_an_epoch_on_a_collections_own_examples(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    # The tiny collection has a dev split only: it stands for the split trained on.
+    result = run_clir(
+        "bench", "rerank", "--collection", str(TINY_FR), "--run", str(first_stage),
+        "--split", "dev", "--seconds", "0.01", "--warmup", "1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"training on {TINY_FR}")
+    rows = {line.split()[0]: line.split() for line in lines[3:]}
+    assert set(rows) == {"knrm", "dual-avg"}
+    for row in rows.values():
+        assert int(row[2].replace(",", "")) > 0 and row[3] == "128" and row[6] == "min"
+    missing = run_clir("bench", "rerank", "--collection", str(TINY_FR))
+    assert_one_line_error(missing, "--collection and --run go together", status=2)

@@ -7,7 +7,7 @@ sees a GPU) this measures, on random token ids of fixed lengths:
   :func:`clir_toolkit.rerank.score.score_pairs` scores a run (padding trimmed there, none
   here: every text has its full length);
 * **training**: optimiser steps per second, each step a forward and backward pass over one
-  batch and an Adam update, as :func:`clir_toolkit.rerank.train.train_reranker` takes
+  batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.train.train_reranker` takes
   them: K-NRM's pairwise hinge loss scores two documents per example, the dual encoder's
   SOSL one.
 
@@ -152,6 +152,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     from clir_toolkit.rerank.device import autocast
     from clir_toolkit.rerank.losses import pairwise_hinge, sosl
+    from clir_toolkit.rerank.train import build_optimiser
 
     torch.manual_seed(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
@@ -171,7 +172,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     # Training: forward, backward and an Adam step per call.
     model.train()
-    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+    optimiser: Any = build_optimiser(model, None, lr=1e-3)  # GradScaler takes it as one
     scaler = torch.amp.GradScaler("cuda") if s.precision == "fp16" else None
     t_queries = random_ids(s.train_batch_size, s.query_len, s.query_vocab, generator, device)
     better = random_ids(s.train_batch_size, s.doc_len, s.doc_vocab, generator, device)
@@ -263,7 +264,7 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
         f"embeddings {s.dim}-d, vocabularies {s.query_vocab:,} query / {s.doc_vocab:,} document "
         f"words, precision {s.precision}, random ids (no padding), torch {torch.__version__}",
         f"scoring: batches of {s.batch_size} pairs; training: batches of {s.train_batch_size} "
-        f"examples, Adam (K-NRM: pairwise hinge, two documents per example; dual: SOSL); "
+        f"examples, lazy Adam (K-NRM: pairwise hinge, two documents per example; dual: SOSL); "
         f"{s.warmup} warm-up calls, then ≥ {s.seconds:g} s and ≥ {s.min_iterations} calls",
         f"memory traffic: ≥ {s.bytes_per_pair:,} bytes read per scored pair "
         f"((query + document tokens) × ({s.dim} × 4 + 8) bytes); peak bandwidth "
@@ -291,11 +292,127 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
         )
         for row in rows
     ]
+    return "\n".join(lines + _aligned(header, body))
+
+
+# ---------------------------------------------------------------------------------------------
+# One epoch on a real collection
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EpochBench:
+    """Training speed on a collection's own examples, and the epoch time it implies."""
+
+    model: str
+    device: str
+    device_name: str
+    examples: int  # one epoch's examples (pairs for the hinge loss)
+    batch_size: int
+    steps_per_s: float
+
+    @property
+    def steps(self) -> int:
+        return -(-self.examples // self.batch_size)
+
+    @property
+    def epoch_seconds(self) -> float:
+        return self.steps / self.steps_per_s
+
+
+def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
+    """Steps/s of ``clir rerank train`` with ``config`` (a TrainConfig) on its real data.
+
+    The data are prepared, the model, loss and optimiser built and the epoch's batches drawn
+    exactly as :func:`clir_toolkit.rerank.train.train_reranker` does; then
+    :func:`clir_toolkit.rerank.train.train_step` runs on those batches in their order for
+    ``settings.seconds`` after ``settings.warmup`` steps. The epoch time is the epoch's step
+    count over the measured rate (dev evaluation not included).
+    """
+    import torch
+
+    from clir_toolkit.rerank.threads import use_fastest_threads
+    from clir_toolkit.rerank.train import (
+        build_loss,
+        build_model,
+        build_optimiser,
+        epoch_batches,
+        prepare_data,
+        train_step,
+        training_setup,
+    )
+
+    settings.check()
+    default_threads = torch.get_num_threads()
+    use_fastest_threads(settings.threads)
+    try:
+        config, device, corpus, cache_dir = training_setup(config)
+        data = prepare_data(config, corpus, cache_dir)
+        torch.manual_seed(config.seed)
+        model = build_model(config, data.query_vocab, data.doc_vocab).to(device)
+        loss_fn, loss_module = build_loss(config.loss, config.sosl_thresholds)
+        if loss_module is not None:
+            loss_module.to(device)
+        optimiser = build_optimiser(model, loss_module, config.lr)
+        scaler = torch.amp.GradScaler("cuda") if config.precision == "fp16" else None
+        generator = torch.Generator().manual_seed(config.seed)
+        examples, batches = epoch_batches(data.relevance, config, generator)
+        model.train()
+        position = 0
+
+        def step() -> object:
+            nonlocal position
+            batch = batches[position % len(batches)]
+            position += 1
+            return train_step(
+                model, loss_fn, optimiser, scaler, examples, batch, config, device
+            )
+
+        seconds = timed(step, device, settings)
+        name = config.model if config.model == "knrm" else f"dual-{config.encoder}"
+        return EpochBench(
+            model=name,
+            device=str(device),
+            device_name=_device_name(device),
+            examples=len(examples),
+            batch_size=config.batch_size,
+            steps_per_s=1.0 / seconds,
+        )
+    finally:
+        torch.set_num_threads(default_threads)
+
+
+def format_epoch_benches(collection: Any, rows: Sequence[EpochBench]) -> str:
+    """One line per model: its epoch's examples and steps, the rate, the epoch's minutes."""
+    header = ("model", "device", "examples/epoch", "batch", "steps/s", "epoch", "hardware")
+    body = [
+        (
+            row.model,
+            row.device,
+            f"{row.examples:,}",
+            str(row.batch_size),
+            f"{row.steps_per_s:,.2f}",
+            f"{row.epoch_seconds / 60:.1f} min",
+            row.device_name,
+        )
+        for row in rows
+    ]
+    lines = [
+        f"training on {collection} (its own examples, batches as clir rerank train draws "
+        "them; dev evaluation not included)",
+        "",
+    ]
+    return "\n".join(lines + _aligned(header, body))
+
+
+def _aligned(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    """Text table lines: names (first two columns, last column) left, figures right."""
     widths = [max(len(line[c]) for line in [header, *body]) for c in range(len(header))]
-    for line in [header, *body]:
-        cells = [
-            cell.ljust(width) if c in (0, 1, 6) else cell.rjust(width)
+    names = {0, 1, len(header) - 1}
+    return [
+        "  ".join(
+            cell.ljust(width) if c in names else cell.rjust(width)
             for c, (cell, width) in enumerate(zip(line, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+        ).rstrip()
+        for line in [header, *body]
+    ]

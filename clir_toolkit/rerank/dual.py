@@ -197,7 +197,9 @@ class DualEncoder(nn.Module):
         if encoder is None:
             # Average pooling (§3.2): tanh of the mean over real tokens. embedding_bag leaves
             # padding out of sum and count, and never builds the [B, L, dim] tensor.
-            mean = F.embedding_bag(ids, table.weight, mode="mean", padding_idx=PADDING_ID)
+            mean = F.embedding_bag(
+                ids, table.weight, mode="mean", padding_idx=PADDING_ID, sparse=table.sparse
+            )
             return torch.tanh(mean)
         mask = token_mask(ids)
         embedded = table(ids) * mask.unsqueeze(-1).to(table.weight.dtype)
