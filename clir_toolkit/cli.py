@@ -532,6 +532,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--negatives", type=int, help="negatives per query (default 40)")
     t.add_argument("--depth", type=int, help="dev reranking depth (default 100)")
     t.add_argument("--seed", type=int, help="default 42")
+    t.add_argument(
+        "--train-queries",
+        type=int,
+        metavar="N",
+        help="with --pretrained: train on the first N queries of --topics (default: all)",
+    )
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--grad-clip", type=float)
@@ -983,6 +989,7 @@ def _train_tuned(args: argparse.Namespace) -> Any:
     options = given_options(args, {
         "epochs": "epochs", "lr": "lr", "batch_size": "batch_size", "negatives": "negatives",
         "depth": "depth", "epsilon": "epsilon", "loss": "loss", "seed": "seed",
+        "train_queries": "train_queries",
     })  # fmt: skip
     if args.sosl_thresholds:
         options["sosl_thresholds"] = tuple(args.sosl_thresholds)
@@ -1008,6 +1015,9 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
     if args.pretrained is not None:
         _print_train_report(_train_tuned(args))
         return 0
+    if args.train_queries is not None:
+        raise UsageError("--train-queries applies to --pretrained; for --model, pass a topics "
+                         "file with the queries to train on")
     config = TrainConfig(
         collection=args.collection,
         topics=args.topics,

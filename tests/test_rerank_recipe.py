@@ -353,3 +353,29 @@ def test_word_level_keys_do_not_apply_to_a_fine_tuned_encoder(
              write(recipes / "tuned.toml", TUNED.replace("epochs = 1", "dim = 16"))]  # fmt: skip
     with pytest.raises(FormatError, match="dim does not apply with pretrained"):
         run_recipes(paths, workspace, quiet=True)
+
+
+def test_a_sweep_over_training_queries_trains_on_the_first_n(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    import torch
+
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    swept = TUNED.replace("name = \"tuned\"", "name = \"size\"") + (
+        "figure = \"size\"\n[rerank.sweep]\ntrain_queries = [2, 4]\n"
+    )
+    paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE),
+             write(recipes / "size.toml", swept)]  # fmt: skip
+    results = run_recipes(paths, workspace, quiet=True)
+    for count in (2, 4):
+        model = workspace.models / "manpages-en-fr" / f"size-{count}.pt"
+        assert torch.load(model, weights_only=True)["training"]["train_queries"] == count
+    assert (recipes / "size-fr.png").is_file()
+    assert "| training queries (log scale) |" in results.read_text(encoding="utf-8")
+    word_level = TUNED.replace('pretrained = "use-m3"', 'model = "dual"').replace(
+        "epochs = 1", "epochs = 1\ntrain_queries = 2"
+    )
+    write(recipes / "tuned.toml", word_level)
+    with pytest.raises(FormatError, match="train_queries applies with pretrained"):
+        run_recipes([paths[0], recipes / "tuned.toml"], workspace, quiet=True)

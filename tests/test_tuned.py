@@ -181,6 +181,19 @@ def test_a_topics_file_picks_the_training_queries(collection: Path) -> None:
     assert_one_line_error(result, "no topic for 2 query id(s)")
 
 
+def test_train_queries_keeps_the_first_n_topics(collection: Path) -> None:
+    tmp = collection.parent
+    result = run_clir(
+        "rerank", "train", "--collection", str(collection), "--topics", str(tmp / "topics.tsv"),
+        "--qrels", str(tmp / "qrels.txt"), "--run", str(tmp / "first.run"), "--epochs", "1",
+        "--train-queries", "2", "--output", str(tmp / "m.pt"), "--cache-dir", str(tmp / "cache"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "2 queries" in result.stderr
+    data = torch.load(tmp / "m.pt", weights_only=True)
+    assert data["training"]["train_queries"] == 2
+
+
 def test_the_same_seed_gives_byte_identical_runs(collection: Path) -> None:
     tmp = collection.parent
     for name in ("a", "b"):
@@ -213,6 +226,8 @@ def test_scoring_interpolates_with_the_measured_lambda_by_default(collection: Pa
     (["--loss", "hinge"], "--loss hinge is pairwise"),
     (["--epochs", "0"], "--epochs must be at least 1 (got 0)"),
     (["--model", "dual", "--pretrained", "use-m3"], "one of --model (knrm, dual) and --pretrained"),
+    (["--model", "dual", "--train-queries", "2"], "--train-queries applies to --pretrained"),
+    (["--train-queries", "0"], "--train-queries must be at least 1 (got 0)"),
 ])  # fmt: skip
 def test_options_that_do_not_fit_are_one_line(
     collection: Path, extra: list[str], message: str

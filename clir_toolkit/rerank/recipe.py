@@ -147,6 +147,7 @@ def _rerank_params() -> dict[str, Param]:
     from clir_toolkit.recipes import RECIPE_PARAMS, SEARCH_PARAMS
     from clir_toolkit.rerank.score import SCORE_PARAMS
     from clir_toolkit.rerank.train import TRAIN_PARAMS
+    from clir_toolkit.rerank.tuned import TUNED_PARAMS
 
     recipe_name = RECIPE_PARAMS["name"]
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
@@ -177,6 +178,7 @@ def _rerank_params() -> dict[str, Param]:
             doc="fine-tune this pretrained sentence encoder (rerank/tuned.py) instead of "
             "training a word-level model",
         ),
+        "train_queries": TUNED_PARAMS["train_queries"],
         **renamed(TRAIN_PARAMS, TRAINING_KEYS),
         **renamed(TRAIN_PARAMS, MODEL_OPTION_FIELDS),
         **translation,
@@ -194,13 +196,15 @@ def _rerank_params() -> dict[str, Param]:
 RERANK_PARAMS = _rerank_params()
 """The keys of ``[rerank]`` (``sweep`` aside), each declared once where its value is used."""
 RERANK_KEYS = frozenset((*RERANK_PARAMS, "sweep"))
-SWEEP_KEYS = frozenset((*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate")) - {
+SWEEP_KEYS = frozenset(
+    (*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate", "train_queries")
+) - {
     "model",
     "device",
     "precision",
     "embeddings",
 }
-SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ"}
+SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ", "train_queries": "N"}
 """How a swept key is written in a row's title."""
 
 SPLITS = ("dev", "test")
@@ -334,6 +338,7 @@ class RerankSpec:
     test_topics: str
     model_from: str | None
     pretrained: str | None
+    train_queries: int | None
     training: dict[str, Any]
     epsilon: float | None
     thresholds: tuple[float, float] | None
@@ -357,6 +362,7 @@ def rerank_spec(recipe: Recipe) -> RerankSpec:
         test_topics=recipe.topics,
         model_from=table.get("model_from"),
         pretrained=table.get("pretrained"),
+        train_queries=table.get("train_queries"),
         training={field: table[key] for key, field in TRAINING_KEYS.items() if key in table},
         epsilon=float(table["epsilon"]) if "epsilon" in table else None,
         thresholds=(float(thresholds[0]), float(thresholds[1])) if thresholds else None,
@@ -602,6 +608,11 @@ def train_config(
     doc_language = collection.doc_lang or language
     if spec.pretrained is not None:
         return _tuned_config(recipe, spec, collection, kind, runs, workspace, language, quiet)
+    if spec.train_queries is not None:
+        raise FormatError(
+            recipe.path, None, "[rerank] train_queries applies with pretrained",
+            "for a word-level model, make a collection whose train split is smaller",
+        )  # fmt: skip
     return TrainConfig(
         collection=collection.root,
         topics=collection.split_file(kind, "train"),
@@ -625,6 +636,7 @@ def train_config(
 #: [rerank] keys a fine-tuned encoder takes, and their TunedConfig fields.
 TUNED_KEYS = {"negatives_per_query": "negatives", "epochs": "epochs", "lr": "lr",
               "batch_size": "batch_size", "seed": "seed", "loss": "loss"}  # fmt: skip
+"""TrainConfig fields that a fine-tuned encoder takes too → their TunedConfig names."""
 
 
 def _tuned_config(
@@ -647,6 +659,8 @@ def _tuned_config(
     options = {TUNED_KEYS[key]: value for key, value in spec.training.items()}
     if spec.epsilon is not None:
         options["epsilon"] = spec.epsilon
+    if spec.train_queries is not None:
+        options["train_queries"] = spec.train_queries
     return TunedConfig(
         collection=collection.root,
         topics=collection.split_file(kind, "train"),

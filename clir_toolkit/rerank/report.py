@@ -185,7 +185,9 @@ def plot_sweep(
             axes.axhline(level, color=colour, linestyle=":", linewidth=1.2)
     axes.set_xlabel(_axis_label(key))
     axes.set_ylabel("test split")
-    axes.set_xticks(xs)
+    if key in LOG_SCALE_KEYS:
+        axes.set_xscale("log")
+    axes.set_xticks(xs, [f"{x:,}" if isinstance(x, int) else f"{x:g}" for x in xs])
     axes.grid(alpha=0.3)
     axes.set_title(title, fontsize=11)
     first_stage = points[0].rerank.first_stage  # type: ignore[union-attr]
@@ -231,7 +233,12 @@ def _axis_label(key: str) -> str:
     return {
         "epsilon": "ε (smoothness of the cosine)",
         "negatives": "negatives per query (training) = candidates reranked",
+        "train_queries": "training queries (log scale)",
     }.get(key, key)
+
+
+LOG_SCALE_KEYS = frozenset({"train_queries"})
+"""Swept keys whose values grow by factors: drawn on a logarithmic axis."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -82,6 +82,9 @@ TUNED_PARAMS = declare(
           flag="--sosl-thresholds"),
     Param("seed", int, 42, "seed of every random choice", minimum=0, maximum=2**32 - 1,
           flag="--seed"),
+    Param("train_queries", int, doc="train on the first N queries of the topics file "
+          "(default: all; the thesis' Table 6.10 question)", minimum=1, optional=True,
+          flag="--train-queries"),
 )  # fmt: skip
 """The options of :class:`TunedConfig`, checked as the command line spells them."""
 
@@ -112,6 +115,7 @@ class TunedConfig:
     loss: str = _default("loss")
     sosl_thresholds: tuple[float, float] | None = None
     seed: int = _default("seed")
+    train_queries: int | None = None
     cache_dir: Path | None = None
     verbose: bool = True
 
@@ -169,18 +173,19 @@ class Split:
 
 def read_split(
     encoder: SentenceEncoder, topics: Path, qrels: Path | None, run: Path, depth: int,
-    verbose: bool, only_topics: bool = False,
+    verbose: bool, only_topics: bool = False, first: int | None = None,
 ) -> Split:  # fmt: skip
     """Encode the topics that the run answers; read the candidates and the qrels.
 
     A query of the run without a topic is an error, unless ``only_topics`` (training: a
-    topics file may pick a subset of the run's queries, e.g. to train on fewer of them).
+    topics file may pick a subset of the run's queries, e.g. to train on fewer of them);
+    ``first`` keeps the first N topics of the file only.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
     from clir_toolkit.rerank.data import candidates_by_query
     from clir_toolkit.rerank.pretrained import encode_batched
 
-    texts = {topic.qid: topic.query for topic in read_topics(topics)}
+    texts = {topic.qid: topic.query for topic in read_topics(topics)[:first]}
     candidates = candidates_by_query(read_run(run), depth)
     if only_topics:
         candidates = {qid: docids for qid, docids in candidates.items() if qid in texts}
@@ -341,7 +346,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
     encoder = load_encoder(config.encoder, device="cpu")
     train = read_split(
         encoder, Path(config.topics), Path(config.qrels), Path(config.run), config.depth,
-        config.verbose, only_topics=True,
+        config.verbose, only_topics=True, first=config.train_queries,
     )  # fmt: skip
     dev = None
     if config.dev_topics is not None and config.dev_qrels is not None and config.dev_run:
