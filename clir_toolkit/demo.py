@@ -220,7 +220,7 @@ def _trained_model(
     """The encoder fine-tuned on the train split (negatives from its dictionary run) with
     the defaults of ``clir rerank train``, reused when one trained with the same settings on
     the same files is there."""
-    from clir_toolkit.rerank.recipe import is_fresh, mark_fresh
+    from clir_toolkit.freshness import is_fresh, mark_fresh
     from clir_toolkit.rerank.tuned import TunedConfig, train_tuned
 
     dictionary = SYSTEMS[1]

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit import freshness
 from clir_toolkit.collection import ddtp, manpages
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.params import (
@@ -503,22 +504,6 @@ def run_search_recipe(
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
 
-def source_fingerprint(package: Path | None = None) -> str:
-    """SHA-256 over the toolkit's own source files (``*.py`` under ``package``), by path.
-
-    Part of every run stamp: a run made by other code (a fixed analyzer, a new dictionary
-    parser) is made again, even when the version number did not change.
-    """
-    import hashlib
-
-    root = package or Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
 def run_stamp(recipe: Recipe, collection_fingerprint: str) -> dict[str, str]:
     """What a recipe's runs depend on: the recipe file, the collection, the toolkit's code."""
     import hashlib
@@ -529,7 +514,7 @@ def run_stamp(recipe: Recipe, collection_fingerprint: str) -> dict[str, str]:
         "recipe_sha256": hashlib.sha256(recipe.path.read_bytes()).hexdigest(),
         "collection_sha256": collection_fingerprint,
         "toolkit": __version__,
-        "code_sha256": source_fingerprint(),
+        "code_sha256": freshness.source_fingerprint(),
     }
 
 

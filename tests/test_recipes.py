@@ -9,12 +9,12 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.formats import read_run
+from clir_toolkit.freshness import source_fingerprint
 from clir_toolkit.recipes import (
     Workspace,
     grid,
     load_recipe,
     run_recipes,
-    source_fingerprint,
 )
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 

@@ -15,8 +15,9 @@ import pytest
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.formats import read_run
+from clir_toolkit.freshness import is_fresh
 from clir_toolkit.recipes import Workspace, load_recipe, run_recipes
-from clir_toolkit.rerank.recipe import is_fresh, sweep_recipes
+from clir_toolkit.rerank.recipe import sweep_recipes
 from clir_toolkit.rerank.score import load_model
 from tests.conftest import TINY_FR
 
@@ -342,6 +343,28 @@ def test_a_recipe_fine_tunes_a_pretrained_encoder(workspace: Workspace, tmp_path
     made = model.stat().st_mtime_ns
     run_recipes(paths, workspace, quiet=True)  # fresh: the model is reused
     assert model.stat().st_mtime_ns == made
+
+
+def test_a_model_made_by_other_code_is_made_again(
+    workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Models, translated queries and train-split runs are reused only when the toolkit's
+    code is the code that made them (a changed model file must not reuse old models)."""
+    from clir_toolkit import freshness
+
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE),
+             write(recipes / "tuned.toml", TUNED)]  # fmt: skip
+    run_recipes(paths, workspace, quiet=True)
+    model = workspace.models / "manpages-en-fr" / "tuned.pt"
+    made = model.stat().st_mtime_ns
+    run_recipes(paths, workspace, quiet=True)
+    assert model.stat().st_mtime_ns == made  # same code: reused
+    monkeypatch.setattr(freshness, "source_fingerprint", lambda package=None: "0" * 64)
+    run_recipes(paths, workspace, quiet=True)
+    assert model.stat().st_mtime_ns != made  # other code: trained again
+    assert freshness.read_sidecar(model)["code"] == "0" * 64
 
 
 def test_word_level_keys_do_not_apply_to_a_fine_tuned_encoder(

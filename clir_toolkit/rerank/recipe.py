@@ -6,11 +6,13 @@ directory, on the same ``collection`` family), a reranker and how it is trained 
 
 1. builds the collection and its index if they are missing (:mod:`clir_toolkit.recipes`);
 2. makes the first-stage runs of the train, dev and test splits, or reuses them when they
-   are present and fresh (same search options, topics and index). The train split's run
+   are present and fresh (same search options, topics, index and toolkit code: one rule
+   for every reused file, :mod:`clir_toolkit.freshness`). The train split's run
    gives the training negatives, the dev split's the candidates for model selection;
 3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
    split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
-   trained with the same settings on the same files is there (``models/<collection>/``);
+   trained with the same settings on the same files by the same code is there
+   (``models/<collection>/``);
    (``clir run --force`` makes runs and models again, each once per run, even when fresh);
 4. reranks the top ``depth`` candidates of the dev and test runs (what
    :func:`clir_toolkit.rerank.score.score_run` does, scored once so that an interpolation
@@ -81,8 +83,6 @@ The ``[rerank]`` keys:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import re
 import time
 from collections.abc import Mapping
@@ -91,6 +91,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.freshness import digest, is_fresh, mark_fresh, read_sidecar
 from clir_toolkit.params import (
     SAFE_NAME,
     Param,
@@ -210,7 +211,6 @@ SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ", "train_quer
 SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
 SELECTION_MEASURE = "nDCG@10"
-FRESHNESS_FORMAT = "clir-toolkit-fresh/1"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,37 +425,6 @@ def sweep_recipes(recipe: Recipe) -> list[tuple[Recipe, dict[str, Any]]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _digest(payload: Any) -> str:
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".json")
-
-
-def is_fresh(path: Path, key: str) -> bool:
-    """Whether ``path`` was made from inputs hashing to ``key`` and is unchanged since.
-
-    The sidecar ``<path>.json`` records the key and the file's sha256.
-    """
-    from clir_toolkit.files import sha256_file
-
-    sidecar = _sidecar(path)
-    if not path.is_file() or not sidecar.is_file():
-        return False
-    try:
-        record = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (
-        isinstance(record, dict)
-        and record.get("format") == FRESHNESS_FORMAT
-        and record.get("key") == key
-        and record.get("sha256") == sha256_file(path)
-    )
-
-
 def reusable(path: Path, key: str) -> bool:
     """Whether to reuse ``path``: fresh and, under ``clir run --force``, made by this run.
 
@@ -466,21 +435,6 @@ def reusable(path: Path, key: str) -> bool:
     if recipes.FORCE_RERUN and path.is_file() and path.stat().st_mtime < recipes.RUN_STARTED:
         return False
     return is_fresh(path, key)
-
-
-def mark_fresh(path: Path, key: str, extra: Mapping[str, Any] | None = None) -> None:
-    """Write the sidecar of ``path`` (see :func:`is_fresh`), with ``extra`` facts to keep."""
-    from clir_toolkit.files import atomic_write, sha256_file
-
-    record = {"format": FRESHNESS_FORMAT, "key": key, "sha256": sha256_file(path), **(extra or {})}
-    with atomic_write(_sidecar(path)) as handle:
-        json.dump(record, handle, indent=1, sort_keys=True, default=str)
-        handle.write("\n")
-
-
-def read_sidecar(path: Path) -> dict[str, Any]:
-    """The facts kept beside ``path`` by :func:`mark_fresh`."""
-    return dict(json.loads(_sidecar(path).read_text(encoding="utf-8")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,7 +511,7 @@ def ensure_first_stage(
         if not topics.is_file():
             raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
         output = workspace.run(search, language, split)
-        key = _digest(
+        key = digest(
             {
                 "search": search.search,
                 "topics": search.topics,
@@ -698,7 +652,7 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
         for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "embeddings")
         if getattr(config, name, None) is not None
     }
-    return _digest(
+    return digest(
         {
             "settings": settings,
             "files": files,
@@ -780,7 +734,7 @@ def reranker_topics(
     if not spec.translation:
         return topics
     output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
-    key = _digest(
+    key = digest(
         {"translation": spec.translation, "topics": sha256_file(topics), "lang": language}
     )
     if not reusable(output, key):
