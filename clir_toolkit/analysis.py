@@ -84,16 +84,42 @@ class AnalyzerSpec:
         return self.kind != "lucene"
 
 
+LANGUAGE_ALIASES = {"nb": "no", "nn": "no"}
+"""Codes that Lucene's analyzers know under another name (Norwegian Bokmål and Nynorsk)."""
+
+
 def normalise_language(language: str) -> str:
-    """ISO 639-1 code from inputs like ``FR``, ``fr_FR``, ``zh-CN`` or ``zh_CN``."""
-    code = language.strip().lower().replace("-", "_").split("_")[0]
-    if not re.fullmatch(r"[a-z]{2,3}", code):
-        raise UsageError(f"'{language}' is not a language code (use ISO 639-1, such as fr or zh)")
-    return code
+    """The ISO 639-1 code (639-3 where a language has no two-letter code) of ``language``.
+
+    Accepts the spellings the toolkit's sources use: ``fr``, ``FR``, ``fr_FR``, ``zh-CN``,
+    ISO 639-3 and 639-2 codes such as ``fra``, ``zho``, ``deu`` or ``ger`` (FreeDict,
+    HC4), and NLLB's ``fra_Latn``; the mapping is the ``langcodes`` library's (IANA's
+    language subtag registry). A code that names no language, or a pair such as
+    ``eng-fra``, is a UsageError: no language silently falls back to the generic analyzer.
+    """
+    import langcodes
+
+    text = language.strip()
+    try:
+        tag = langcodes.standardize_tag(text.replace("_", "-"))
+        parsed = langcodes.Language.get(tag)
+    except (ValueError, langcodes.LanguageTagError):
+        parsed = None
+    if parsed is None or parsed.language is None or not langcodes.tag_is_valid(tag):
+        raise UsageError(
+            f"'{language}' is not a language code (use ISO 639-1 or 639-3, such as fr or fra)"
+        )
+    if parsed.extlangs:
+        second = langcodes.standardize_tag(parsed.extlangs[0])
+        raise UsageError(
+            f"'{language}' names a language pair; give one language, such as {second} "
+            f"or {parsed.language}"
+        )
+    return LANGUAGE_ALIASES.get(parsed.language, parsed.language)
 
 
 def analyzer_for(language: str) -> AnalyzerSpec:
-    """The analysis used for ``language`` (an ISO 639-1 code)."""
+    """The analysis used for ``language`` (any spelling :func:`normalise_language` reads)."""
     code = normalise_language(language)
     if code == "zh":
         return AnalyzerSpec(code, "jieba", "jieba word segmentation + stopwordsiso")

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit import progress
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
@@ -1291,7 +1292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from clir_toolkit import jvm
 
                 jvm.configure(args.java_heap)
-            return int(args.handler(args))
+            quiet = getattr(args, "quiet", False)
+            with progress.silenced() if quiet else contextlib.nullcontext():
+                return int(args.handler(args))
     except BrokenPipeError:
         # `clir ... | head`: the reader left; say nothing more and let Python exit quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -142,15 +142,15 @@ def write_normalised_corpus(
     collection: Collection, spec: AnalyzerSpec, out_dir: Path, progress: bool = True
 ) -> int:
     """Validate the corpus and write the ``{"id", "contents"}`` JSONL that Lucene indexes."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     count = 0
     with open(out_dir / "docs.jsonl", "w", encoding="utf-8") as out:
-        for doc in tqdm(
+        for doc in progress_bar(
             iter_corpus(collection.corpus),
             desc="reading corpus",
             unit=" docs",
-            disable=None if progress else True,
+            show=progress,
             leave=False,
         ):
             contents = pretokenize(spec, doc.contents) if spec.pretokenized else doc.contents
@@ -211,7 +211,7 @@ def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> 
     """
     import threading
 
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     index_collection = jvm.java_class("io.anserini.index.IndexCollection")
     args = jvm.java_class("io.anserini.index.IndexCollection$Args")()
@@ -231,8 +231,8 @@ def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> 
 
     worker = threading.Thread(target=work, name="lucene-indexer", daemon=True)
     counter = indexer.getCounters().indexed
-    with tqdm(
-        total=documents, desc="indexing", unit=" docs", disable=None if progress else True
+    with progress_bar(
+        total=documents, desc="indexing", unit=" docs", show=progress
     ) as bar:
         worker.start()
         try:

@@ -310,10 +310,10 @@ class Searcher:
         feedback: Feedback | None = None,
     ) -> Iterator[tuple[str, list[Hit]]]:
         """(qid, hits) for each query, in order, one query in Java memory at a time."""
-        from tqdm import tqdm
+        from clir_toolkit.progress import progress_bar
 
-        for query in tqdm(
-            queries, desc="searching", unit=" queries", disable=not progress or None, leave=False
+        for query in progress_bar(
+            queries, desc="searching", unit=" queries", show=progress, leave=False
         ):
             yield query.qid, self.search(query, hits, structure, feedback)
 

@@ -27,6 +27,28 @@ def test_language_codes_are_normalised() -> None:
         normalise_language("french!")
 
 
+@pytest.mark.parametrize(
+    ("spelling", "code"),
+    [("fra", "fr"), ("fra_Latn", "fr"), ("zho", "zh"), ("deu", "de"), ("ger", "de"),
+     ("jpn", "ja"), ("rus", "ru"), ("nob", "no"), ("spa", "es")],
+)  # fmt: skip
+def test_three_letter_codes_get_their_languages_analyzer(spelling: str, code: str) -> None:
+    """ISO 639-2/3 and NLLB spellings (FreeDict, HC4, NLLB) route to the same analyzer as
+    the two-letter code: ``fra`` used to pass the check and get the generic analyzer."""
+    assert analyzer_for(spelling) == analyzer_for(code)
+    assert analyzer_for(spelling).kind != "simple"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "message"),
+    [("xx", "'xx' is not a language code"), ("eng-fra", "names a language pair; give one "
+     "language, such as fr or en")],
+)  # fmt: skip
+def test_codes_that_name_no_single_language_are_refused(spelling: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        analyzer_for(spelling)
+
+
 def test_jieba_segments_chinese_words_and_drops_stop_words() -> None:
     tokens = Analyzer(analyzer_for("zh")).tokens("列出目录的内容")
     assert tokens == ["列出", "目录", "内容"]  # "的" is a stop word

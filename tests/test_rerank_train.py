@@ -588,3 +588,51 @@ def test_bench_times_an_epoch_on_a_collections_own_examples(
         assert int(row[2].replace(",", "")) > 0 and row[3] == "128" and row[6] == "min"
     missing = run_clir("bench", "rerank", "--collection", str(TINY_FR))
     assert_one_line_error(missing, "--collection and --run go together", status=2)
+
+
+def _on_a_terminal(*args: str) -> str:
+    """What ``clir ARGS`` writes to stderr when stderr is a terminal (where bars show)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    # A terminal of 24 × 100 characters (a new pty has 0 columns, where tqdm draws nothing).
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "clir_toolkit.cli", *args],
+            stdout=subprocess.DEVNULL, stderr=follower, timeout=300, check=False,
+        )  # fmt: skip
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert process.returncode == 0, b"".join(chunks).decode(errors="replace")
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_quiet_hides_every_progress_bar_even_on_a_terminal(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    args = ["rerank", "train", "--model", "dual", "--collection", str(TINY_FR),
+            "--topics", str(TOPICS), "--qrels", str(QRELS), "--run", str(first_stage),
+            "--epochs", "1", "--dim", "8", "--cache-dir", str(tmp_path / "cache"),
+            "--output", str(tmp_path / "m.pt")]  # fmt: skip
+    shown = _on_a_terminal(*args)
+    assert "tokenising" in shown or "queries" in shown
+    assert "epoch 1 (relevance)" in shown and "batch" in shown  # the epoch's bar
+    (tmp_path / "m.pt").unlink()
+    assert _on_a_terminal(*args, "--quiet") == ""

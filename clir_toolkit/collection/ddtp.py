@@ -423,14 +423,14 @@ class Descriptions:
 
 
 def read_descriptions(groups: list[ListGroup], code: str, progress: bool) -> Descriptions:
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     found = Descriptions()
     steps: list[tuple[Path, str]] = []
     for group in groups:
         steps += [(path, "packages") for path in group.packages]
         steps += [(group.english, "en"), (group.translation, code)]
-    bar = tqdm(steps, desc="reading Debian lists", unit="list", disable=None if progress else True)
+    bar = progress_bar(steps, desc="reading Debian lists", unit="list", show=progress)
     for path, kind in bar:
         if kind == "packages":
             found.read_packages(path)

@@ -654,7 +654,7 @@ def _write_corpus(
 ) -> tuple[int, set[str], int]:
     """Stream the documents into ``corpus.jsonl``; return their number, the judged ones and
     the number left out because they have no text (nothing to index or rerank)."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     found: set[str] = set()
     empty = 0
@@ -666,13 +666,13 @@ def _write_corpus(
 
     def docs() -> Iterator[Doc]:
         records: Iterable[Any] = reader.records(plan.docs_id, "docs")
-        bar = tqdm(
+        bar = progress_bar(
             records,
             total=total,
             desc=f"{plan.dataset} documents",
             unit="doc",
             file=sys.stderr,
-            disable=None if progress else True,
+            show=progress,
             dynamic_ncols=True,
         )
         with bar:

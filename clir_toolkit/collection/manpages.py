@@ -313,14 +313,14 @@ def scan_pages(root: Path, *, progress: bool = False) -> PageSet:
     Each file is resolved to the real page it shows; the docid of a page is the name and
     section of that real file (``getppid.2.gz -> getpid.2.gz`` gives ``getpid.2``).
     """
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     page_set = PageSet(root)
     candidates = sorted(
         path for path in root.glob("man*/*") if _PAGE_FILE.match(path.name) and path.parent.is_dir()
     )
-    for path in tqdm(
-        candidates, desc=f"reading {root}", unit="page", disable=None if progress else True
+    for path in progress_bar(
+        candidates, desc=f"reading {root}", unit="page", show=progress
     ):
         page_set.files += 1
         if path.is_symlink():
@@ -501,12 +501,12 @@ def _select_queries(
     in the corpus, where it would be a second answer to the same query. Returns the queries
     and the English page files that were read.
     """
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     pairs: list[tuple[str, ManPage, ManPage, str]] = []
     english_files: list[Path] = []
     pages = sorted(translated.pages.items())
-    bar = tqdm(pages, desc="pairing English pages", unit="page", disable=None if progress else True)
+    bar = progress_bar(pages, desc="pairing English pages", unit="page", show=progress)
     for docid, (path, page) in bar:
         if docid not in corpus:
             dropped["empty_document"] += 1

@@ -230,16 +230,15 @@ def load_documents(corpus: str | Path, docids: Iterable[str]) -> dict[str, str]:
 
     A docid missing from the corpus is an error: the run was made on another collection.
     """
-    from tqdm import tqdm
-
     from clir_toolkit.formats import iter_corpus
+    from clir_toolkit.progress import progress_bar
 
     wanted = set(docids)
     texts: dict[str, str] = {}
     if not wanted:
         return texts
-    progress = tqdm(
-        total=len(wanted), desc="reading documents", unit="doc", disable=None, leave=False
+    progress = progress_bar(
+        total=len(wanted), desc="reading documents", unit="doc", leave=False
     )
     with progress:
         for doc in iter_corpus(corpus):
@@ -614,11 +613,11 @@ def tokenize_all(
     texts: Mapping[str, str], language: str, desc: str = "tokenising"
 ) -> dict[str, list[str]]:
     """id → tokens of every text, with a progress bar."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     return {
         key: rerank_tokens(language, text)
-        for key, text in tqdm(texts.items(), desc=desc, unit="text", disable=None, leave=False)
+        for key, text in progress_bar(texts.items(), desc=desc, unit="text", leave=False)
     }
 
 

@@ -329,12 +329,12 @@ def encode_batched(
     encoder: SentenceEncoder, texts: Sequence[str], query: bool, desc: str, verbose: bool
 ) -> np.ndarray:
     """Vectors of ``texts`` in batches of :data:`BATCH`, with a progress bar unless quiet."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     encode = encoder.encode_queries if query else encoder.encode_documents
     parts = [np.zeros((0, encoder.dim), dtype=np.float32)]
-    disable = None if verbose else True  # None: shown on a terminal only
-    with tqdm(total=len(texts), desc=desc, unit="text", disable=disable, leave=False) as progress:
+    bar = progress_bar(total=len(texts), desc=desc, unit="text", show=verbose, leave=False)
+    with bar as progress:
         for start in range(0, len(texts), BATCH):
             parts.append(encode(texts[start : start + BATCH]))
             progress.update(len(parts[-1]))

@@ -337,8 +337,8 @@ def score_pairs(
     model is switched to eval mode (no dropout) and back to its previous mode afterwards.
     """
     import torch
-    from tqdm import tqdm
 
+    from clir_toolkit.progress import progress_bar
     from clir_toolkit.rerank.device import autocast
 
     was_training = model.training
@@ -347,8 +347,8 @@ def score_pairs(
     total = int(query_index.shape[0])
     try:
         with torch.inference_mode():
-            for start in tqdm(
-                range(0, total, batch_size), desc=desc, unit="batch", disable=None, leave=False
+            for start in progress_bar(
+                range(0, total, batch_size), desc=desc, unit="batch", leave=False
             ):
                 q = trim_padding(queries[query_index[start : start + batch_size]]).to(device)
                 d = trim_padding(documents[doc_index[start : start + batch_size]]).to(device)

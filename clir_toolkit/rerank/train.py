@@ -700,13 +700,14 @@ def _run_epoch(
 ) -> float:
     """One pass over ``data`` in a seeded random order; returns the mean batch loss."""
     import torch
-    from tqdm import tqdm
+
+    from clir_toolkit.progress import progress_bar
 
     model.train()
     data, batches = epoch_batches(data, config, generator)
     total = 0.0
-    progress = tqdm(
-        batches, desc=f"epoch {epoch} ({phase})", unit="batch", disable=None, leave=False
+    progress = progress_bar(
+        batches, desc=f"epoch {epoch} ({phase})", unit="batch", show=config.verbose, leave=False
     )
     for step, batch in enumerate(progress, start=1):
         value = train_step(model, loss_fn, optimiser, scaler, data, batch, config, device)

@@ -455,13 +455,15 @@ def _run_epoch(
     documents: Tensor, config: TunedConfig, epoch: int,
 ) -> float:  # fmt: skip
     """One pass over ``examples``; the mean batch loss."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     model.train()
     total, batches = 0.0, 0
-    disable = None if config.verbose else True
     steps = range(0, len(examples), config.batch_size)
-    for start in tqdm(steps, desc=f"epoch {epoch}", unit="batch", disable=disable, leave=False):
+    bars = progress_bar(
+        steps, desc=f"epoch {epoch}", unit="batch", show=config.verbose, leave=False
+    )
+    for start in bars:
         batch = examples[start : start + config.batch_size]
         scores = model(queries[batch[:, 0]], documents[batch[:, 1]])
         loss = loss_fn(scores, batch[:, 2])

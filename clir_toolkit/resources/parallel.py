@@ -155,9 +155,9 @@ def iter_catalogs(
     paths: list[Path], unreadable: list[str], desc: str
 ) -> Iterator[list[tuple[str, str]]]:
     """The pairs of each catalog, noting the names of those that cannot be read."""
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
-    for path in tqdm(paths, desc=desc, unit="catalog", file=sys.stderr, disable=None):
+    for path in progress_bar(paths, desc=desc, unit="catalog", file=sys.stderr):
         try:
             yield read_catalog(path)
         except (OSError, ValueError, UnicodeError, LookupError, struct.error):

@@ -157,7 +157,7 @@ def tokenise_file(
 
     This is gensim's ``corpus_file`` format: one sentence per line.
     """
-    from tqdm import tqdm
+    from clir_toolkit.progress import progress_bar
 
     if not text.is_file():
         raise UsageError(f"{text}: no such text file (give one text per line, UTF-8)")
@@ -166,11 +166,11 @@ def tokenise_file(
         open(text, encoding="utf-8", errors="replace") as source,
         open(out, "w", encoding="utf-8") as sink,
     ):
-        for line in tqdm(
+        for line in progress_bar(
             source,
             desc=f"tokenising {text.name}",
             unit=" lines",
-            disable=None if progress else True,
+            show=progress,
             leave=False,
         ):
             words = tokenize(line)
@@ -209,13 +209,14 @@ def train_word2vec(
     """
     from gensim.models import Word2Vec
     from gensim.models.callbacks import CallbackAny2Vec
-    from tqdm import tqdm
 
-    bar = tqdm(
+    from clir_toolkit.progress import progress_bar
+
+    bar = progress_bar(
         total=epochs,
         desc=f"skip-gram on {corpus_file.name}",
         unit=" epochs",
-        disable=None if progress else True,
+        show=progress,
         leave=False,
     )
 
