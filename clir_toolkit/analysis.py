@@ -30,10 +30,12 @@ from typing import Any, Literal
 from clir_toolkit import jvm
 from clir_toolkit.errors import UsageError
 
-AnalyzerKind = Literal["lucene", "jieba", "simple"]
+AnalyzerKind = Literal["lucene", "jieba", "mecab", "simple"]
 
 #: Languages with a Lucene analyzer in Anserini 1.7.1 (``io.anserini.analysis.AnalyzerMap``),
-#: plus English (``DefaultEnglishAnalyzer``). Chinese is deliberately not here: see ``jieba``.
+#: plus English (``DefaultEnglishAnalyzer``). Chinese and Japanese are deliberately not here:
+#: they are segmented in Python (``jieba``, ``mecab``), so that the index, the reranker and
+#: the embeddings read the same words.
 LUCENE_LANGUAGES = frozenset(
     [
         "ar",
@@ -49,7 +51,6 @@ LUCENE_LANGUAGES = frozenset(
         "hu",
         "id",
         "it",
-        "ja",
         "ko",
         "nl",
         "no",
@@ -123,6 +124,9 @@ def analyzer_for(language: str) -> AnalyzerSpec:
     code = normalise_language(language)
     if code == "zh":
         return AnalyzerSpec(code, "jieba", "jieba word segmentation + stopwordsiso")
+    if code == "ja":
+        return AnalyzerSpec(code, "mecab", "MeCab words, base forms (fugashi + unidic-lite) "
+                            "+ stopwordsiso")  # fmt: skip
     if code == "en":
         return AnalyzerSpec(code, "lucene", ENGLISH_ANALYZER)
     if code in LUCENE_LANGUAGES:
@@ -155,10 +159,36 @@ def _jieba_tokens(text: str) -> list[str]:
     return tokens
 
 
+@cache
+def _mecab() -> Any:
+    import fugashi
+
+    return fugashi.Tagger()  # finds the unidic-lite dictionary by itself
+
+
+def _mecab_tokens(text: str) -> list[str]:
+    """Japanese words by MeCab with UniDic, each in its base form (``しました`` → ``する``,
+    ``ます``, ``た``), as Lucene's Kuromoji analyzer indexes base forms; stop words removed."""
+    stop = stopwords("ja")
+    tokens = []
+    for word in _mecab()(text):
+        base = word.feature.orthBase
+        token = (base if base and base != "*" else word.surface).lower()
+        if _WORD.search(token) and token not in stop:
+            tokens.append(token)
+    return tokens
+
+
 def python_tokens(spec: AnalyzerSpec, text: str) -> list[str]:
-    """Tokens of ``text`` for the pre-tokenised kinds (``jieba`` and ``simple``)."""
+    """Tokens of ``text`` for the pre-tokenised kinds (``jieba``, ``mecab`` and ``simple``).
+
+    One tokenizer per language for everything that reads text: the index (through
+    :func:`pretokenize`), the queries, the reranker's vocabulary and the embeddings.
+    """
     if spec.kind == "jieba":
         return _jieba_tokens(text)
+    if spec.kind == "mecab":
+        return _mecab_tokens(text)
     if spec.kind == "simple":
         stop = stopwords(spec.language)
         return [t for t in (m.group().lower() for m in _WORD.finditer(text)) if t not in stop]

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from clir_toolkit.analysis import Analyzer, analyzer_for, normalise_language, pretokenize
+from clir_toolkit.analysis import (
+    Analyzer,
+    analyzer_for,
+    normalise_language,
+    pretokenize,
+    python_tokens,
+)
 from clir_toolkit.errors import UsageError
 
 
-@pytest.mark.parametrize("lang", ["fr", "de", "es", "it", "ru", "ja", "en"])
+@pytest.mark.parametrize("lang", ["fr", "de", "es", "it", "ru", "en"])
 def test_lucene_languages_use_lucene(lang: str) -> None:
     spec = analyzer_for(lang)
     assert spec.kind == "lucene" and not spec.pretokenized
 
 
-@pytest.mark.parametrize(("lang", "kind"), [("zh", "jieba"), ("sw", "simple"), ("tl", "simple")])
+@pytest.mark.parametrize(
+    ("lang", "kind"), [("zh", "jieba"), ("ja", "mecab"), ("sw", "simple"), ("tl", "simple")]
+)
 def test_other_languages_are_pretokenised_in_python(lang: str, kind: str) -> None:
     spec = analyzer_for(lang)
     assert spec.kind == kind and spec.pretokenized
@@ -62,3 +70,20 @@ def test_french_analysis_stems_and_removes_stop_words() -> None:
     analyzer = Analyzer(analyzer_for("fr"))
     assert analyzer.tokens("les répertoires") == analyzer.tokens("répertoire")
     assert analyzer.tokens("les") == []
+
+
+def test_japanese_is_one_tokenizer_for_the_index_the_reranker_and_the_embeddings() -> None:
+    """MeCab words in base forms everywhere: a word of ``clir embed train``'s vectors is a
+    word of the reranker's vocabulary and a term of the index (it was Kuromoji, character
+    bigrams and MeCab surface forms)."""
+    from clir_toolkit.rerank.data import rerank_tokens
+    from clir_toolkit.translate.embed_train import tokenizer_for
+
+    text = "ファイルを削除しました。ディレクトリの内容を表示する"
+    spec = analyzer_for("ja")
+    words = python_tokens(spec, text)
+    assert {"ファイル", "削除", "ディレクトリ", "内容", "表示"} <= set(words)
+    assert "を" not in words and "の" not in words  # particles are stop words
+    assert rerank_tokens("ja", text) == words
+    assert tokenizer_for("ja")[0](text) == words
+    assert pretokenize(spec, text) == " ".join(words)

@@ -6,10 +6,11 @@ collection's ``corpus.jsonl``, topics, qrels and a first-stage run) into the ten
 
 1. **Tokens** (:func:`rerank_tokens`). The same scheme for every language, in pure Python,
    because the reranker also runs on GPU hosts without Java: lower-cased Unicode word tokens
-   with the ``stopwordsiso`` stop words removed and no stemming. Chinese is segmented by
-   jieba exactly as the index does it (:func:`clir_toolkit.analysis.python_tokens`); runs of
-   Japanese kana/kanji, Thai or Hangul, which have no spaces between words, become
-   overlapping character bigrams, as Lucene's ``CJKAnalyzer`` does. The reranker's
+   with the ``stopwordsiso`` stop words removed and no stemming. Chinese (jieba) and
+   Japanese (MeCab) are segmented exactly as the index and the embeddings segment them
+   (:func:`clir_toolkit.analysis.python_tokens`); runs of Thai or Hangul, which have no
+   spaces between words, become overlapping character bigrams, as Lucene's ``CJKAnalyzer``
+   does. The reranker's
    vocabulary is its own, so its terms need not be BM25's stemmed terms.
 2. **Vocabularies** (:class:`Vocabulary`). One for the query language and one for the
    document language, as in the thesis' bilingual training (Zhao, *Neural CLIR*, §6.1.3:
@@ -60,7 +61,7 @@ PAD_ID = 0
 OOV_ID = 1
 
 #: Bump when :func:`rerank_tokens` changes, so that cached tensors are not reused.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2  # 2: Japanese by MeCab, as the index
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Scripts written without spaces between words: Hiragana, Katakana, CJK ideographs (for
@@ -107,7 +108,8 @@ def rerank_tokens(language: str, text: str) -> list[str]:
     Chinese (``jieba``) and languages without a Lucene analyzer (``simple``) are tokenised
     exactly as the index tokenises them. For Lucene languages, whose analyzers run in Java,
     a pure-Python approximation is used: Unicode words, lower-cased, ``stopwordsiso`` stop
-    words removed, no stemming; unspaced scripts (Japanese, Thai) become character bigrams.
+    words removed, no stemming; unspaced scripts (Thai, Hangul, and kana or kanji in a text
+    of another language) become character bigrams.
     """
     from clir_toolkit.analysis import python_tokens, stopwords
 

@@ -9,8 +9,9 @@ al. 2017 (the thesis' reference [8]):
    (:func:`clir_toolkit.resources.monolingual.collect_monolingual`), or files you give.
 2. **Tokens.** Lower-cased words (:func:`tokenizer_for`): English split as query words are
    (:func:`clir_toolkit.translate.source_words`), so that every query word can meet its
-   vector; Chinese segmented by jieba; Japanese by MeCab (``fugashi`` + ``unidic-lite``),
-   or, without them, cut into overlapping character bigrams.
+   vector; Chinese segmented by jieba and Japanese by MeCab (``fugashi`` + ``unidic-lite``)
+   exactly as the index and the reranker segment them, so that the vectors can initialise
+   a reranker's vocabulary.
 3. **Monolingual vectors.** Skip-gram with negative sampling (Mikolov et al. 2013, gensim's
    ``Word2Vec(sg=1)``), trained separately on each language.
 4. **Seed dictionary.** Single-word dictionary entries whose both sides have a vector
@@ -89,37 +90,13 @@ def _unicode_words(text: str) -> list[str]:
     return [match.group().lower() for match in _WORD.finditer(text)]
 
 
-def _character_bigrams(text: str) -> list[str]:
-    """Overlapping character bigrams of each run of word characters ("ファイル" → ファイ …)."""
-    tokens: list[str] = []
-    for run in _unicode_words(text):
-        tokens.extend(run[i : i + 2] for i in range(max(len(run) - 1, 1)))
-    return tokens
-
-
-def _mecab_tokenizer() -> Tokenizer | None:
-    try:
-        import fugashi
-        import unidic_lite  # noqa: F401  (the dictionary fugashi finds by itself)
-    except ImportError:
-        return None
-    tagger = fugashi.Tagger()
-
-    def tokenize(text: str) -> list[str]:
-        return [
-            word.surface.lower() for word in tagger(text) if _WORD.search(word.surface) is not None
-        ]
-
-    return tokenize
-
-
 def tokenizer_for(lang: str) -> tuple[Tokenizer, str]:
     """The function that splits ``lang`` text into the words vectors are trained for.
 
     Returns ``(tokenize, description)``. English words are :func:`source_words` (query
     words: hyphens and apostrophes inside words kept); Chinese words come from jieba (as
-    the index does, :func:`clir_toolkit.analysis.python_tokens`); Japanese from MeCab with
-    UniDic (``pip install fugashi unidic-lite``), else character bigrams; every other
+    the index does, :func:`clir_toolkit.analysis.python_tokens`); Japanese by MeCab with
+    UniDic in base forms, as the index does too; every other
     language is split into lower-cased Unicode words (``l'option`` → ``l``, ``option``).
     """
     from clir_toolkit.analysis import analyzer_for, normalise_language, python_tokens
@@ -129,16 +106,9 @@ def tokenizer_for(lang: str) -> tuple[Tokenizer, str]:
         from clir_toolkit.translate import source_words
 
         return source_words, "query words (lower case, inner hyphens and apostrophes kept)"
-    if code == "zh":
-        spec = analyzer_for("zh")
-        return (lambda text: python_tokens(spec, text)), "jieba words, stop words removed"
-    if code == "ja":
-        mecab = _mecab_tokenizer()
-        if mecab is not None:
-            return mecab, "MeCab words (fugashi + unidic-lite)"
-        return _character_bigrams, (
-            "character bigrams (no Japanese segmenter: pip install fugashi unidic-lite)"
-        )
+    spec = analyzer_for(code)
+    if spec.kind in ("jieba", "mecab"):  # the index's own segmentation (one per language)
+        return (lambda text: python_tokens(spec, text)), f"{spec.name}, as the index"
     return _unicode_words, "lower-cased Unicode words"
 
 
