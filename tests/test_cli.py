@@ -27,6 +27,13 @@ def test_help_starts_neither_java_nor_torch() -> None:
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_python_dash_m_runs_the_command_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "clir_toolkit", "--version"], capture_output=True, text=True
+    )
+    assert result.returncode == 0 and result.stdout.startswith("clir_toolkit ")
+
+
 def test_index_search_eval_from_the_shell(tmp_path: Path) -> None:
     index = tmp_path / "idx"
     result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--quiet")

@@ -1,0 +1,7 @@
+"""``python -m clir_toolkit``: the ``clir`` command line (where the script is not on PATH)."""
+
+import sys
+
+from clir_toolkit.cli import main
+
+sys.exit(main())
