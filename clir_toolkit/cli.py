@@ -107,10 +107,12 @@ def _bm25_options(parser: argparse.ArgumentParser) -> None:
 
 def _translation_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("translation and expansion (thesis chapter 5)")
+    from clir_toolkit.translate.pipeline import TRANSLATIONS
+
     group.add_argument(
         "--translate",
         default="none",
-        choices=["none", "dict", "mt", "embed"],
+        choices=TRANSLATIONS,
         help="how English queries become document-language queries "
         "(default: none, the untranslated query)",
     )

@@ -25,7 +25,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,7 +76,7 @@ class Param:
     type: type
     default: Any = None
     doc: str = ""
-    choices: tuple[Any, ...] = ()
+    choices: Sequence[Any] = ()  # a tuple, or plugins.Names (built-ins + plug-ins)
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None

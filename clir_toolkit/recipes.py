@@ -65,6 +65,7 @@ from clir_toolkit.params import (
     reject_unknown_keys,
     show,
 )
+from clir_toolkit.translate.pipeline import TRANSLATIONS
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.recipe import RerankDetails
@@ -107,7 +108,7 @@ AUTO_EMBED_EPOCHS = 10
 
 SEARCH_PARAMS = declare(
     Param("translate", str, "none", "how the English queries become document-language ones",
-          choices=("none", "dict", "mt", "embed")),
+          choices=TRANSLATIONS),
     Param("dictionary", str, doc="freedict:eng-fra[+fra-eng], cedict or a TSV file"),
     Param("dict_mode", str, "all", "dictionary candidates kept per term",
           choices=("all", "first", "weighted")),

@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit import plugins
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.freshness import digest, is_fresh, mark_fresh, read_sidecar
 from clir_toolkit.params import (
@@ -100,6 +101,7 @@ from clir_toolkit.params import (
     renamed,
     show,
 )
+from clir_toolkit.plugins import Names
 
 if TYPE_CHECKING:
     from clir_toolkit.recipes import Recipe, RecipeOutcome, Workspace
@@ -153,7 +155,9 @@ def _rerank_params() -> dict[str, Param]:
     recipe_name = RECIPE_PARAMS["name"]
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
     translation["translate"] = dataclasses.replace(
-        translation["translate"], choices=("dict", "mt", "embed"), default=None
+        translation["translate"],
+        choices=Names(("dict", "mt", "embed"), plugins.TRANSLATORS),  # "none" is leaving it out
+        default=None,
     )
     return {
         "first_stage": dataclasses.replace(

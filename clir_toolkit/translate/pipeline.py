@@ -14,13 +14,17 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from clir_toolkit import plugins
 from clir_toolkit.errors import UsageError
 from clir_toolkit.files import atomic_write
 from clir_toolkit.formats import Topic
+from clir_toolkit.plugins import Names
 from clir_toolkit.query import StructuredQuery
 from clir_toolkit.translate import Translator
 
-TRANSLATIONS = ("none", "dict", "mt", "embed")
+TRANSLATIONS = Names(("none", "dict", "mt", "embed"), plugins.TRANSLATORS)
+"""``--translate`` and ``[search] translate``: the built-in translations, then the names of
+installed translator plug-ins (:mod:`clir_toolkit.plugins`)."""
 
 #: Translations that give each source term several weighted alternatives, which Pirkola's
 #: structure (``syn``) pools into one pseudo-term; the others give plain text.
@@ -71,6 +75,9 @@ class TranslationOptions:
         translated), where ``syn`` would pool the tokens of one word — or, for a Chinese or
         Japanese query without spaces, of the whole query — into one pseudo-term.
         """
+        if TRANSLATIONS.is_plugin(self.translate):
+            structured = plugins.load(plugins.TRANSLATORS, self.translate).structured
+            return "syn" if structured is True else "or"
         return "syn" if self.translate in STRUCTURED_TRANSLATIONS else "or"
 
     def describe(self) -> str:
@@ -82,6 +89,8 @@ class TranslationOptions:
             parts.append(f"mt:{self.mt}")
         elif self.translate == "embed":
             parts.append(f"embed/top{self.embed_top}")
+        elif self.translate != "none":
+            parts.append(self.translate)  # a plug-in
         return "+".join(parts) or "untranslated"
 
 
@@ -98,6 +107,8 @@ def make_translator(options: TranslationOptions, target_lang: str) -> Translator
         )
     if options.translate == "none":
         return None
+    if TRANSLATIONS.is_plugin(options.translate):
+        return _plugin_translator(options.translate, target_lang)
     if options.translate == "dict":
         from clir_toolkit.resources.dictionary import load_dictionary
         from clir_toolkit.translate.dictionary import (
@@ -137,6 +148,18 @@ def make_translator(options: TranslationOptions, target_lang: str) -> Translator
         raise UsageError("--translate embed needs --embed FILE.vec (or SOURCE.vec,TARGET.vec)")
     space = EmbeddingSpace.load(options.embed, "en", target_lang)
     return EmbeddingTranslator(space, options.embed_top, options.w_major, options.w_context)
+
+
+def _plugin_translator(name: str, target_lang: str) -> Translator:
+    """The translator of an installed plug-in, made for documents in ``target_lang``."""
+    factory = plugins.load(plugins.TRANSLATORS, name)
+    translator = factory(target_lang)
+    if not callable(getattr(translator, "translate", None)):
+        raise UsageError(
+            f"the translator plug-in {name!r} made {type(translator).__name__}, which has no "
+            "translate(queries) method (see clir_toolkit.translate.Translator)"
+        )
+    return translator
 
 
 def build_queries(

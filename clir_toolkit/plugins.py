@@ -1,0 +1,98 @@
+"""Plug-ins: components a user's package adds by name, without editing the toolkit.
+
+A package declares a component in an *entry-point group* of its ``pyproject.toml``, the
+mechanism PyTerrier uses for its dataset providers and pytest for its plug-ins::
+
+    [project.entry-points."clir_toolkit.translators"]
+    my-translator = "my_package.translate:MyTranslator"
+
+Once the package is installed (``pip install -e .``), ``my-translator`` is a name like the
+built-in ones: ``clir search --translate my-translator`` and ``translate =
+"my-translator"`` in a recipe accept it, and the toolkit imports ``MyTranslator`` only when
+it is used. Groups, and what a component is called with:
+
+* ``clir_toolkit.translators``: a class or function ``(target_lang: str) -> Translator``
+  (:class:`clir_toolkit.translate.Translator`: ``name`` and ``translate(queries)``); set
+  ``structured = True`` on it when its queries give weighted alternatives per source term,
+  so that searches pool them with Pirkola's structure by default.
+
+:class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
+looked up the first time they are needed, so that ``clir --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from typing import Any
+
+from clir_toolkit.errors import UsageError
+
+TRANSLATORS = "clir_toolkit.translators"
+"""The entry-point group of translators."""
+
+
+def installed(group: str) -> dict[str, metadata.EntryPoint]:
+    """The entry points of ``group`` in the installed distributions, by name."""
+    return {point.name: point for point in metadata.entry_points(group=group)}
+
+
+def load(group: str, name: str) -> Any:
+    """The object that plug-in ``name`` of ``group`` names, imported now.
+
+    A name no package provides, or a plug-in that fails to import, is one UsageError that
+    names the package, so that a broken plug-in never shows a traceback.
+    """
+    point = installed(group).get(name)
+    if point is None:
+        raise UsageError(f"no installed plug-in provides {name!r} ({group})")
+    try:
+        return point.load()
+    except Exception as exc:  # a plug-in's import error, whatever it is
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise UsageError(
+            f"the plug-in {name!r} ({point.value}, entry point of {group}) cannot be "
+            f"imported: {detail}"
+        ) from None
+
+
+class Names(Sequence[str]):
+    """The built-in names of a component kind, then the plug-ins' (one table of names).
+
+    Behaves as the tuple of those names (``in``, iteration, ``len``), so that argparse
+    ``choices`` and recipe validation take it as they take a tuple; the entry points are
+    read the first time the names are needed, not at import.
+    """
+
+    def __init__(self, builtin: Sequence[str], group: str) -> None:
+        self.builtin = tuple(builtin)
+        self.group = group
+        self._names: tuple[str, ...] = ()
+        self._path: tuple[str, ...] | None = None
+
+    def _all(self) -> tuple[str, ...]:
+        # Read again when sys.path changed (a package installed into this process's path).
+        if self._path != tuple(sys.path):
+            extra = sorted(name for name in installed(self.group) if name not in self.builtin)
+            self._names, self._path = self.builtin + tuple(extra), tuple(sys.path)
+        return self._names
+
+    def is_plugin(self, name: str) -> bool:
+        """Whether ``name`` is one of the plug-ins' (not a built-in)."""
+        return name not in self.builtin and name in self._all()
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.builtin or name in self._all()
+
+    def __repr__(self) -> str:
+        return f"Names({list(self._all())!r})"

@@ -1,0 +1,102 @@
+"""Plug-ins from installed entry points: a user's translator, with no edit to the toolkit.
+
+The "installed package" is a directory on PYTHONPATH holding a module and its
+``*.dist-info`` (what ``pip install`` leaves), whose ``entry_points.txt`` declares the
+translator in the ``clir_toolkit.translators`` group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.formats import read_run
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+TRANSLATOR = '''
+from clir_toolkit.query import StructuredQuery
+
+WORDS = {"list": "afficher", "directory": "répertoire", "contents": "contenu",
+         "copy": "copier", "files": "fichiers", "directories": "répertoires",
+         "remove": "supprimer"}
+
+
+class TinyDictionary:
+    """English → French, word by word, from a seven-word dictionary."""
+
+    structured = False
+
+    def __init__(self, target_lang):
+        assert target_lang == "fr"
+        self.name = "tiny-dict"
+
+    def translate(self, queries):
+        return [
+            StructuredQuery.plain(
+                q.qid, " ".join(WORDS[w] for w in q.original.split() if w in WORDS)
+            )
+            for q in queries
+        ]
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> dict[str, str]:
+    """The environment in which the package ``tiny_dict`` is installed."""
+    site = tmp_path / "site"
+    (site / "tiny_dict-1.0.dist-info").mkdir(parents=True)
+    (site / "tiny_dict.py").write_text(TRANSLATOR, encoding="utf-8")
+    (site / "tiny_dict-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tiny_dict\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (site / "tiny_dict-1.0.dist-info" / "entry_points.txt").write_text(
+        "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n", encoding="utf-8"
+    )
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    return {"PYTHONPATH": path}
+
+
+@pytest.mark.java
+def test_a_translator_plug_in_works_from_the_command_line(
+    tmp_path: Path, plugin: dict[str, str]
+) -> None:
+    index = tmp_path / "index"
+    assert run_clir("index", "--collection", str(TINY_FR), "--index", str(index),
+                    "--quiet").returncode == 0  # fmt: skip
+    output = tmp_path / "run.trec"
+    search = ("search", "--index", str(index), "--topics", str(TINY_FR / "topics.dev.tsv"),
+              "--translate", "tiny-dict", "--output", str(output), "--quiet")  # fmt: skip
+    result = run_clir(*search, env=plugin)
+    assert result.returncode == 0, result.stderr
+    best = {}
+    for row in read_run(output):
+        best.setdefault(row.qid, row.docid)  # rows are written in rank order
+    assert best["q1"] == "ls.1" and best["q2"] == "cp.1" and best["q3"] == "rm.1"
+    # Without the package the name is not a choice: one line, exit 2.
+    missing = run_clir(*search)
+    assert missing.returncode == 2 and "invalid choice: 'tiny-dict'" in missing.stderr
+
+
+@pytest.mark.java
+def test_a_translator_plug_in_works_from_a_recipe(tmp_path: Path, plugin: dict[str, str]) -> None:
+    collection = tmp_path / "data" / "manpages-en-fr"
+    shutil.copytree(TINY_FR, collection)
+    for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+        shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
+    recipe = tmp_path / "recipes" / "tiny.toml"
+    recipe.parent.mkdir()
+    recipe.write_text('name = "tiny"\nlanguages = ["fr"]\n[search]\ntranslate = "tiny-dict"\n',
+                      encoding="utf-8")  # fmt: skip
+    result = run_clir("run", str(recipe), "--quiet", env=plugin, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = read_run(tmp_path / "runs" / "manpages-en-fr" / "test" / "tiny.trec")
+    assert [r.docid for r in rows if r.qid == "q2"][0] == "cp.1"
+    assert (recipe.parent / "RESULTS.md").is_file()
+    # Without the package, the recipe's value is refused before any work, in one line.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    refused = run_clir("run", str(recipe), env={"PYTHONPATH": ""}, cwd=other)
+    assert_one_line_error(refused, '[search] translate: expected one of "none", "dict"')
