@@ -107,7 +107,7 @@ def _bm25_options(parser: argparse.ArgumentParser) -> None:
 
 def _translation_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("translation and expansion (thesis chapter 5)")
-    from clir_toolkit.translate.pipeline import TRANSLATIONS
+    from clir_toolkit.translate.pipeline import EXPANSIONS, TRANSLATIONS
 
     group.add_argument(
         "--translate",
@@ -159,7 +159,7 @@ def _translation_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--embed-top", type=int, default=1, help="candidates per term (default: 1)")
     group.add_argument("--w-major", type=float, default=1.0, help="equation 5.2 (default: 1.0)")
     group.add_argument("--w-context", type=float, default=0.2, help="equation 5.2 (default: 0.2)")
-    group.add_argument("--expand", choices=["wordnet"], help="pre-translation expansion")
+    group.add_argument("--expand", choices=EXPANSIONS, help="pre-translation expansion")
     group.add_argument(
         "--wordnet-synonyms", type=int, default=3, help="synonyms added per term (default: 3)"
     )

@@ -15,6 +15,9 @@ it is used. Groups, and what a component is called with:
   (:class:`clir_toolkit.translate.Translator`: ``name`` and ``translate(queries)``); set
   ``structured = True`` on it when its queries give weighted alternatives per source term,
   so that searches pool them with Pirkola's structure by default.
+* ``clir_toolkit.expanders``: a class or function ``() -> expander`` whose
+  ``expand(queries)`` returns the English structured queries with terms added (as
+  :class:`clir_toolkit.expand.wordnet.WordNetExpander` does), before translation.
 
 :class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
 looked up the first time they are needed, so that ``clir --help`` stays fast.
@@ -31,6 +34,8 @@ from clir_toolkit.errors import UsageError
 
 TRANSLATORS = "clir_toolkit.translators"
 """The entry-point group of translators."""
+EXPANDERS = "clir_toolkit.expanders"
+"""The entry-point group of pre-translation query expanders."""
 
 
 def installed(group: str) -> dict[str, metadata.EntryPoint]:

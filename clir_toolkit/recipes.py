@@ -65,7 +65,7 @@ from clir_toolkit.params import (
     reject_unknown_keys,
     show,
 )
-from clir_toolkit.translate.pipeline import TRANSLATIONS
+from clir_toolkit.translate.pipeline import EXPANSIONS, TRANSLATIONS
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.recipe import RerankDetails
@@ -119,7 +119,7 @@ SEARCH_PARAMS = declare(
     Param("embed_top", int, 1, "embedding candidates per term", minimum=1),
     Param("w_major", float, 1.0, "equation 5.2: weight of the term", minimum=0),
     Param("w_context", float, 0.2, "equation 5.2: weight of the context", minimum=0),
-    Param("expand", str, doc="pre-translation expansion", choices=("wordnet",)),
+    Param("expand", str, doc="pre-translation expansion", choices=EXPANSIONS),
     Param("wordnet_synonyms", int, 3, "WordNet synonyms added per term", minimum=0),
     Param("wordnet_weight", float, 0.5, "weight of a synonym", minimum=0),
     Param("keep_source", float, 0.0, "weight of the kept English word, relative to the best "

@@ -1,4 +1,4 @@
-"""Plug-ins from installed entry points: a user's translator, with no edit to the toolkit.
+"""Plug-ins from installed entry points: a user's translator and expander, no toolkit edit.
 
 The "installed package" is a directory on PYTHONPATH holding a module and its
 ``*.dist-info`` (what ``pip install`` leaves), whose ``entry_points.txt`` declares the
@@ -40,6 +40,17 @@ class TinyDictionary:
             )
             for q in queries
         ]
+
+
+class AddDelete:
+    """Adds "delete" beside "remove" (a one-rule expander)."""
+
+    def expand(self, queries):
+        return [
+            StructuredQuery.plain(q.qid, q.original.replace("remove", "remove delete"))
+            if "remove" in q.original else q
+            for q in queries
+        ]
 '''
 
 
@@ -53,7 +64,9 @@ def plugin(tmp_path: Path) -> dict[str, str]:
         "Metadata-Version: 2.1\nName: tiny_dict\nVersion: 1.0\n", encoding="utf-8"
     )
     (site / "tiny_dict-1.0.dist-info" / "entry_points.txt").write_text(
-        "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n", encoding="utf-8"
+        "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n"
+        "[clir_toolkit.expanders]\nadd-delete = tiny_dict:AddDelete\n",
+        encoding="utf-8",
     )
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     return {"PYTHONPATH": path}
@@ -100,3 +113,19 @@ def test_a_translator_plug_in_works_from_a_recipe(tmp_path: Path, plugin: dict[s
     other.mkdir()
     refused = run_clir("run", str(recipe), env={"PYTHONPATH": ""}, cwd=other)
     assert_one_line_error(refused, '[search] translate: expected one of "none", "dict"')
+
+
+def test_an_expander_plug_in_runs_before_translation(
+    tmp_path: Path, plugin: dict[str, str]
+) -> None:
+    output = tmp_path / "translated.jsonl"
+    result = run_clir(
+        "translate", "--topics", str(TINY_FR / "topics.dev.tsv"), "--target-lang", "fr",
+        "--expand", "add-delete", "--translate", "none", "--output", str(output), env=plugin,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    text = output.read_text(encoding="utf-8")
+    assert "remove delete files or directories" in text
+    refused = run_clir("search", "--index", "x", "--topics", "t", "--output", "o",
+                       "--expand", "add-delete")  # fmt: skip
+    assert refused.returncode == 2 and "invalid choice: 'add-delete'" in refused.stderr

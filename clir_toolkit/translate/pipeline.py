@@ -30,6 +30,9 @@ installed translator plug-ins (:mod:`clir_toolkit.plugins`)."""
 #: structure (``syn``) pools into one pseudo-term; the others give plain text.
 STRUCTURED_TRANSLATIONS = ("dict", "embed")
 
+EXPANSIONS = Names(("wordnet",), plugins.EXPANDERS)
+"""``--expand`` and ``[search] expand``: WordNet, then installed expander plug-ins."""
+
 #: The dictionary used for each document language when ``--dict`` is not given.
 DEFAULT_DICTIONARIES = {
     "fr": "freedict:eng-fra+fra-eng",
@@ -171,8 +174,12 @@ def build_queries(
         from clir_toolkit.expand.wordnet import WordNetExpander
 
         queries = WordNetExpander(options.wordnet_synonyms, options.wordnet_weight).expand(queries)
+    elif options.expand is not None and EXPANSIONS.is_plugin(options.expand):
+        queries = list(plugins.load(plugins.EXPANDERS, options.expand)().expand(queries))
     elif options.expand is not None:
-        raise UsageError(f"unknown --expand '{options.expand}' (use wordnet)")
+        raise UsageError(
+            f"unknown --expand '{options.expand}' (use one of: {', '.join(EXPANSIONS)})"
+        )
     translator = make_translator(options, target_lang)
     return queries if translator is None else translator.translate(queries)
 
