@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit import progress
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
+from clir_toolkit.rerank import LOSS_NAMES
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -506,7 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--loss",
-        choices=["sosl", "mse", "po", "3part", "hinge"],
+        choices=LOSS_NAMES,
         help="default: hinge for knrm, sosl for dual",
     )
     t.add_argument("--collection", required=True, type=Path)
@@ -975,7 +976,7 @@ def given_options(args: argparse.Namespace, fields: dict[str, str]) -> dict[str,
 
 def _train_tuned(args: argparse.Namespace) -> Any:
     """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
-    from clir_toolkit.rerank.tuned import TUNED_PARAMS, TunedConfig, train_tuned
+    from clir_toolkit.rerank.tuned import TunedConfig, train_tuned
 
     token_only = {
         "--encoder": args.encoder != "avg", "--embeddings": args.embeddings,
@@ -996,9 +997,6 @@ def _train_tuned(args: argparse.Namespace) -> Any:
     })  # fmt: skip
     if args.sosl_thresholds:
         options["sosl_thresholds"] = tuple(args.sosl_thresholds)
-    if options.get("loss") == "hinge":
-        raise UsageError("--loss hinge is pairwise; with --pretrained choose "
-                         f"{', '.join(TUNED_PARAMS['loss'].choices)}")
     config = TunedConfig(
         collection=args.collection, topics=args.topics, qrels=args.qrels, run=args.run,
         output=args.output, encoder=args.pretrained, dev_topics=args.dev_topics,

@@ -18,6 +18,10 @@ it is used. Groups, and what a component is called with:
 * ``clir_toolkit.expanders``: a class or function ``() -> expander`` whose
   ``expand(queries)`` returns the English structured queries with terms added (as
   :class:`clir_toolkit.expand.wordnet.WordNetExpander` does), before translation.
+* ``clir_toolkit.losses``: a function ``loss(scores, grades) -> Tensor`` (the mean over the
+  batch, as :mod:`clir_toolkit.rerank.losses`), or ``loss(better_scores, worse_scores)``
+  with ``pairwise = True`` on it; or a ``torch.nn.Module`` class, made with no arguments,
+  whose parameters are trained with the model.
 
 :class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
 looked up the first time they are needed, so that ``clir --help`` stays fast.
@@ -36,6 +40,8 @@ TRANSLATORS = "clir_toolkit.translators"
 """The entry-point group of translators."""
 EXPANDERS = "clir_toolkit.expanders"
 """The entry-point group of pre-translation query expanders."""
+LOSSES = "clir_toolkit.losses"
+"""The entry-point group of the rerankers' training losses."""
 
 
 def installed(group: str) -> dict[str, metadata.EntryPoint]:

@@ -1,4 +1,4 @@
-"""Plug-ins from installed entry points: a user's translator and expander, no toolkit edit.
+"""Plug-ins from installed entry points: a user's translator, expander and loss, no edit.
 
 The "installed package" is a directory on PYTHONPATH holding a module and its
 ``*.dist-info`` (what ``pip install`` leaves), whose ``entry_points.txt`` declares the
@@ -42,6 +42,14 @@ class TinyDictionary:
         ]
 
 
+def absolute_error(scores, grades):
+    """|r - t_g|, targets -0.5, 0.4, 0.9: a loss a student might try."""
+    import torch
+
+    targets = torch.tensor([-0.5, 0.4, 0.9], dtype=scores.dtype)[grades]
+    return (scores - targets).abs().mean()
+
+
 class AddDelete:
     """Adds "delete" beside "remove" (a one-rule expander)."""
 
@@ -65,7 +73,8 @@ def plugin(tmp_path: Path) -> dict[str, str]:
     )
     (site / "tiny_dict-1.0.dist-info" / "entry_points.txt").write_text(
         "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n"
-        "[clir_toolkit.expanders]\nadd-delete = tiny_dict:AddDelete\n",
+        "[clir_toolkit.expanders]\nadd-delete = tiny_dict:AddDelete\n"
+        "[clir_toolkit.losses]\nabsolute = tiny_dict:absolute_error\n",
         encoding="utf-8",
     )
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
@@ -129,3 +138,54 @@ def test_an_expander_plug_in_runs_before_translation(
     refused = run_clir("search", "--index", "x", "--topics", "t", "--output", "o",
                        "--expand", "add-delete")  # fmt: skip
     assert refused.returncode == 2 and "invalid choice: 'add-delete'" in refused.stderr
+
+
+def test_a_loss_plug_in_trains_from_the_command_line_and_a_recipe(
+    tmp_path: Path, plugin: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from clir_toolkit.recipes import Workspace, run_recipes
+
+    topics, qrels = TINY_FR / "topics.dev.tsv", TINY_FR / "qrels.dev.txt"
+    run = tmp_path / "first.trec"
+    run.write_text("".join(f"q{q} Q0 {d} {r} {10 - r} x\n" for q in (1, 2, 3)
+                           for r, d in enumerate(["ls.1", "cp.1", "mv.1", "rm.1"], 1)))  # fmt: skip
+    model = tmp_path / "m.pt"
+    result = run_clir(
+        "rerank", "train", "--model", "dual", "--loss", "absolute", "--collection",
+        str(TINY_FR), "--topics", str(topics), "--qrels", str(qrels), "--run", str(run),
+        "--epochs", "1", "--dim", "8", "--output", str(model), "--quiet", env=plugin,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert torch.load(model, weights_only=True)["training"]["loss"] == "absolute"
+
+    # The same name in a rerank recipe, in this process (the package put on sys.path).
+    monkeypatch.syspath_prepend(plugin["PYTHONPATH"].split(os.pathsep)[0])
+    space = Workspace(tmp_path / "data", tmp_path / "indexes", tmp_path / "runs",
+                      tmp_path / "models")  # fmt: skip
+    collection = space.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for split in ("train", "test"):
+        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+            source = collection / f"{kind}.dev.{suffix}"
+            shutil.copy(source, collection / f"{kind}.{split}.{suffix}")
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    (recipes / "bm25.toml").write_text(
+        'name = "bm25"\nlanguages = ["fr"]\nbaseline = true\n[search]\nk1 = 1.2\n'
+    )
+    (recipes / "abs.toml").write_text(
+        'name = "abs"\nkind = "rerank"\nlanguages = ["fr"]\n[rerank]\nfirst_stage = "bm25"\n'
+        'model = "dual"\nloss = "absolute"\ndim = 8\nepochs = 1\ndepth = 10\n'
+    )
+    run_recipes([recipes / "bm25.toml", recipes / "abs.toml"], space, quiet=True)
+    trained = torch.load(space.models / "manpages-en-fr" / "abs.pt", weights_only=True)
+    assert trained["training"]["loss"] == "absolute"
+
+
+def test_the_loss_names_are_the_implemented_losses() -> None:
+    from clir_toolkit.rerank import LOSS_NAMES
+    from clir_toolkit.rerank.losses import LOSSES
+
+    assert LOSS_NAMES.builtin == tuple(LOSSES)

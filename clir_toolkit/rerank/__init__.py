@@ -13,6 +13,20 @@ and SOSL: the default of ``clir rerank train``).
 Importing this package does not import torch; its modules do.
 """
 
+from clir_toolkit import plugins
+from clir_toolkit.plugins import Names
+
 DEFAULT_ENCODER = "use-m3"
 """The encoder ``clir rerank train`` fine-tunes when no ``--model`` is given: the best
 measured trained reranker (docs/encoders.md)."""
+
+LOSS_NAMES = Names(("sosl", "mse", "po", "3part", "hinge"), plugins.LOSSES)
+"""``--loss`` and ``[rerank] loss``: the losses of :mod:`clir_toolkit.rerank.losses` (keys of
+its ``LOSSES``), then installed loss plug-ins."""
+
+
+def is_pairwise(loss: str) -> bool:
+    """Whether the loss called ``loss`` takes (better, worse) scores instead of grades."""
+    if LOSS_NAMES.is_plugin(loss):
+        return getattr(plugins.load(plugins.LOSSES, loss), "pairwise", False) is True
+    return loss == "hinge"

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
+from clir_toolkit.rerank import LOSS_NAMES, is_pairwise
 from clir_toolkit.rerank.data import EncodedExamples, Vocabulary
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 
 MODELS = ("knrm", "dual")
 ENCODERS = ("avg", "cnn", "lstm")
-LOSSES = ("sosl", "mse", "po", "3part", "hinge")  # the names of rerank.losses.LOSSES
+LOSSES = LOSS_NAMES
 DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
 DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
 DEFAULT_BATCH_SIZE = 128
@@ -322,9 +323,7 @@ def _check_files(config: TrainConfig) -> None:
 
 def _pairwise(loss: str | None) -> bool:
     """Whether ``loss`` compares two documents (the hinge) rather than grading one."""
-    from clir_toolkit.rerank.losses import PAIRWISE_LOSSES
-
-    return loss in PAIRWISE_LOSSES
+    return loss is not None and is_pairwise(loss)
 
 
 def prepare_data(
@@ -458,8 +457,15 @@ def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) ->
     (:class:`clir_toolkit.rerank.losses.ProportionalOdds`); its parameters join the
     optimiser. The other losses have no parameters.
     """
+    from clir_toolkit import plugins
     from clir_toolkit.rerank import losses
 
+    if LOSS_NAMES.is_plugin(name):
+        loss = plugins.load(plugins.LOSSES, name)
+        if isinstance(loss, type):  # a torch.nn.Module class: its parameters are trained
+            module = loss()
+            return module, module
+        return loss, None
     if name == "po":
         module = losses.ProportionalOdds(NUM_GRADES)
         return module, module

@@ -18,8 +18,8 @@ that knowledge and trains only what the collection can teach:
 * **Loss.** SOSL (eq. 2, :func:`clir_toolkit.rerank.losses.sosl`) on pointwise examples:
   every judged relevant document of a training query with its grade, and negatives drawn
   afresh each epoch (seeded) from the first-stage run's top ``depth`` non-relevant
-  candidates, ``negatives`` per query (40 in the paper, §5). Any loss of
-  :data:`clir_toolkit.rerank.losses.LOSSES` except the pairwise hinge can be chosen.
+  candidates, ``negatives`` per query (40 in the paper, §5). Any pointwise loss of
+  :data:`clir_toolkit.rerank.LOSS_NAMES` can be chosen (not the pairwise hinge).
 * **Optimisation.** Adam with batches of 128 (the paper's size), a small learning rate
   (3e-5: the maps start at a good solution and large steps forget it), a few epochs, the
   epoch with the best dev nDCG@10 kept. On ddtp-en-fr-hard dev these defaults were the best
@@ -47,7 +47,7 @@ from torch import Tensor, nn
 
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.params import Param, check_options, declare
-from clir_toolkit.rerank import DEFAULT_ENCODER
+from clir_toolkit.rerank import DEFAULT_ENCODER, LOSS_NAMES, is_pairwise
 from clir_toolkit.rerank.dual import smooth_cosine
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ TUNED_PARAMS = declare(
           minimum=1, flag="--depth"),
     Param("epsilon", float, 0.1, "ε of the smooth cosine (0: the plain cosine)", minimum=0,
           flag="--epsilon"),
-    Param("loss", str, "sosl", "the training loss", choices=("sosl", "mse", "po", "3part"),
+    Param("loss", str, "sosl", "the training loss (pointwise)", choices=LOSS_NAMES,
           flag="--loss"),
     Param("sosl_thresholds", float, doc="SOSL's inner thresholds θ1 < θ2 (default 0.2, 0.7)",
           above=-1, below=1, shape="list", length=2, increasing=True, optional=True,
@@ -123,6 +123,10 @@ class TunedConfig:
         """Check every option (a UsageError naming its flag) and the dev files' presence."""
         for name, value in check_options(vars(self), TUNED_PARAMS.values()).items():
             setattr(self, name, value)
+        if is_pairwise(self.loss):
+            pointwise = ", ".join(name for name in LOSS_NAMES if not is_pairwise(name))
+            raise UsageError(f"--loss {self.loss} is pairwise; a fine-tuned encoder trains on "
+                             f"graded documents: choose {pointwise}")
         dev = (self.dev_topics, self.dev_qrels, self.dev_run)
         if any(p is not None for p in dev) and any(p is None for p in dev):
             raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
