@@ -534,6 +534,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--min-count", type=int, default=1)
     t.add_argument("--max-vocab", type=int)
     t.add_argument("--negatives", type=int, help="negatives per query (default 40)")
+    t.add_argument(
+        "--pairs-per-query",
+        type=int,
+        help="pairwise losses (knrm): the most pairs of one query per epoch (default 80)",
+    )
     t.add_argument("--depth", type=int, help="dev reranking depth (default 100)")
     t.add_argument("--seed", type=int, help="default 42")
     t.add_argument(
@@ -983,6 +988,7 @@ def _train_tuned(args: argparse.Namespace) -> Any:
         "--query-embeddings": args.query_embeddings, "--doc-embeddings": args.doc_embeddings,
         "--parallel": args.parallel, "--resume": args.resume, "--dim": args.dim,
         "--tie-embeddings": args.tie_embeddings, "--grad-clip": args.grad_clip,
+        "--pairs-per-query": args.pairs_per_query,
     }  # fmt: skip
     given = [flag for flag, value in token_only.items() if value]
     if given:
@@ -1058,7 +1064,8 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         sosl_thresholds=tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
         tie_embeddings=args.tie_embeddings,
         **given_options(args, {"epochs": "epochs", "negatives": "negatives_per_query",
-                               "depth": "depth", "seed": "seed"}),
+                               "pairs_per_query": "pairs_per_query", "depth": "depth",
+                               "seed": "seed"}),
     )  # fmt: skip
     _print_train_report(train_reranker(config))
     return 0

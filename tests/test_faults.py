@@ -84,10 +84,18 @@ def debris(directory: Path) -> list[str]:
                   if p.name.endswith((".tmp", ".old", ".lock")))
 
 
+def _default_sigint() -> None:
+    # A shell that starts `make test` in the background (`make test &`) ignores SIGINT in
+    # it and its children, and Python then installs no KeyboardInterrupt handler: the
+    # command would rightly ignore the signal. The tests are about a user's Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_clir(*args: str, tmpdir: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     return subprocess.Popen([sys.executable, "-m", "clir_toolkit.cli", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_default_sigint)
 
 
 def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str],

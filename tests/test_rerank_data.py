@@ -225,7 +225,7 @@ def test_examples_keep_only_the_given_queries_and_cap_grades_at_two() -> None:
     assert examples == [Example("q1", "ls.1", 2), Example("q1", "cat.1", 0)]
 
 
-def _drawn_pairs(seed: int) -> set[tuple[str, str, str]]:
+def _drawn_pairs(seed: int, per_query: int | None) -> set[tuple[str, str, str]]:
     """The (query, better, worse) triples of one epoch drawn from QRELS and RUN."""
     import torch
 
@@ -239,7 +239,7 @@ def _drawn_pairs(seed: int) -> set[tuple[str, str, str]]:
         torch.zeros((len(qids), 1), dtype=torch.long),
         torch.zeros((len(docids), 1), dtype=torch.long),
     )
-    pairs = epoch_pairs(encoded, torch.Generator().manual_seed(seed))
+    pairs = epoch_pairs(encoded, torch.Generator().manual_seed(seed), per_query)
     assert pairs.worse_index is not None and pairs.grades is None
     triples = [
         (qids[q], docids[b], docids[w])
@@ -250,18 +250,25 @@ def _drawn_pairs(seed: int) -> set[tuple[str, str, str]]:
     return set(triples)
 
 
-def test_each_epoch_pairs_every_outranked_document_once_with_a_better_one() -> None:
-    # q1: ls (2), mkdir (1), cat and date (0); q2: cp (2), mv (0).
-    grade = {("q1", "ls.1"): 2, ("q1", "mkdir.1"): 1, ("q2", "cp.1"): 2}
-    for seed in range(8):
-        pairs = _drawn_pairs(seed)
-        worse = sorted((q, w) for q, _, w in pairs)
-        assert worse == [("q1", "cat.1"), ("q1", "date.1"), ("q1", "mkdir.1"), ("q2", "mv.1")]
-        assert all(grade.get((q, b), 0) > grade.get((q, w), 0) for q, b, w in pairs)
-    assert _drawn_pairs(3) == _drawn_pairs(3)  # the generator decides the draw
-    # Over epochs, a negative meets each of the documents above it.
-    better_of_cat = {b for seed in range(16) for q, b, w in _drawn_pairs(seed) if w == "cat.1"}
-    assert better_of_cat == {"ls.1", "mkdir.1"}
+# q1: ls (2), mkdir (1), cat and date (0); q2: cp (2), mv (0).
+ALL_PAIRS = {
+    ("q1", "ls.1", "mkdir.1"), ("q1", "ls.1", "cat.1"), ("q1", "ls.1", "date.1"),
+    ("q1", "mkdir.1", "cat.1"), ("q1", "mkdir.1", "date.1"), ("q2", "cp.1", "mv.1"),
+}  # fmt: skip
+
+
+def test_an_epoch_holds_every_pair_of_different_grades() -> None:
+    assert _drawn_pairs(0, None) == ALL_PAIRS
+    assert _drawn_pairs(0, 80) == ALL_PAIRS  # fewer pairs than the cap: all of them
+
+
+def test_a_query_with_more_pairs_than_the_cap_gets_a_fresh_draw_each_epoch() -> None:
+    draws = [_drawn_pairs(seed, 2) for seed in range(12)]
+    for drawn in draws:
+        assert drawn <= ALL_PAIRS
+        assert sum(q == "q1" for q, _, _ in drawn) == 2 and ("q2", "cp.1", "mv.1") in drawn
+    assert _drawn_pairs(3, 2) == draws[3]  # the generator decides the draw
+    assert set().union(*draws) == ALL_PAIRS  # over epochs, every pair is seen
 
 
 def test_parallel_sentences_give_positives_and_random_other_sentences(tmp_path: Path) -> None:

@@ -223,6 +223,7 @@ def test_scoring_interpolates_with_the_measured_lambda_by_default(collection: Pa
 @pytest.mark.parametrize(("extra", "message"), [
     (["--resume"], "--resume trains a word-level model"),
     (["--embeddings", "x.vec"], "--embeddings trains a word-level model"),
+    (["--pairs-per-query", "10"], "--pairs-per-query trains a word-level model"),
     (["--loss", "hinge"], "--loss hinge is pairwise"),
     (["--epochs", "0"], "--epochs must be at least 1 (got 0)"),
     (["--model", "dual", "--pretrained", "use-m3"], "one of --model (knrm, dual) and --pretrained"),

@@ -112,6 +112,7 @@ TRAINING_KEYS = {
     "encoder": "encoder",
     "loss": "loss",
     "negatives": "negatives_per_query",
+    "pairs_per_query": "pairs_per_query",
     "epochs": "epochs",
     "lr": "lr",
     "batch_size": "batch_size",

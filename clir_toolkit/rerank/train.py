@@ -125,6 +125,9 @@ class TrainConfig:
     min_count: int = 1
     max_vocab: int | None = None
     negatives_per_query: int = 40
+    #: Pairwise losses: the most (better, worse) pairs of one query in an epoch, drawn
+    #: afresh each epoch (:func:`clir_toolkit.rerank.data.epoch_pairs`).
+    pairs_per_query: int = 80
     depth: int = 100
     seed: int = 42
     device: str = "auto"
@@ -182,6 +185,8 @@ TRAIN_PARAMS = with_defaults(
               optional=True, flag="--max-vocab"),
         Param("negatives_per_query", int, doc="non-relevant first-stage candidates per query",
               minimum=1, flag="--negatives"),
+        Param("pairs_per_query", int, doc="pairwise losses: the most pairs of one query in an "
+              "epoch, drawn afresh each epoch", minimum=1, flag="--pairs-per-query"),
         Param("depth", int, doc="dev candidates reranked per query", minimum=1, flag="--depth"),
         Param("seed", int, doc="seed of every random choice", minimum=0, maximum=2**32 - 1,
               flag="--seed"),
@@ -627,7 +632,7 @@ def epoch_batches(
 
     assert config.batch_size is not None
     if _pairwise(config.loss):
-        data = epoch_pairs(data, generator)
+        data = epoch_pairs(data, generator, config.pairs_per_query)
     order = torch.randperm(len(data), generator=generator)
     lengths = (data.documents != 0).sum(dim=1)[data.doc_index]
     if data.worse_index is not None:
