@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit import progress
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
-from clir_toolkit.rerank import LOSS_NAMES
+from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -490,8 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--model",
-        choices=["knrm", "dual"],
-        help="a word-level model trained from scratch (K-NRM or the smooth-cosine dual encoder)",
+        choices=MODEL_NAMES,
+        help="a word-level model trained from scratch (K-NRM, the smooth-cosine dual "
+        "encoder, or a reranker plug-in)",
     )
     t.add_argument(
         "--pretrained",

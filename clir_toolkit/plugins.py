@@ -22,6 +22,14 @@ it is used. Groups, and what a component is called with:
   batch, as :mod:`clir_toolkit.rerank.losses`), or ``loss(better_scores, worse_scores)``
   with ``pairwise = True`` on it; or a ``torch.nn.Module`` class, made with no arguments,
   whose parameters are trained with the model.
+* ``clir_toolkit.rerankers``: a ``torch.nn.Module`` class built as
+  ``Model(query_vocab_size, doc_vocab_size, dim=300)``, whose ``forward(query_ids,
+  doc_ids)`` scores ``LongTensor[B, n]`` and ``[B, m]`` token ids (0 pads, 1 is the unknown
+  word) as ``Tensor[B]``, and whose ``config()`` returns the keyword arguments that rebuild
+  it (saved in the model file). Optional: ``load_embeddings(side, vectors, rows)`` for
+  ``--embeddings``, ``default_loss`` (else ``sosl``) and ``default_lr`` (else 1e-3).
+  ``clir rerank train --model NAME`` trains it like K-NRM and the dual encoder, and
+  ``clir rerank score`` reads its model files.
 
 :class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
 looked up the first time they are needed, so that ``clir --help`` stays fast.
@@ -42,6 +50,8 @@ EXPANDERS = "clir_toolkit.expanders"
 """The entry-point group of pre-translation query expanders."""
 LOSSES = "clir_toolkit.losses"
 """The entry-point group of the rerankers' training losses."""
+RERANKERS = "clir_toolkit.rerankers"
+"""The entry-point group of word-level reranker models."""
 
 
 def installed(group: str) -> dict[str, metadata.EntryPoint]:

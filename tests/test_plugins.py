@@ -1,4 +1,4 @@
-"""Plug-ins from installed entry points: a user's translator, expander and loss, no edit.
+"""Plug-ins from installed entry points: a user's translator, expander, loss and reranker.
 
 The "installed package" is a directory on PYTHONPATH holding a module and its
 ``*.dist-info`` (what ``pip install`` leaves), whose ``entry_points.txt`` declares the
@@ -50,6 +50,28 @@ def absolute_error(scores, grades):
     return (scores - targets).abs().mean()
 
 
+import torch as _torch
+
+
+class BagCosine(_torch.nn.Module):
+    """Cosine of the mean query and document word vectors (a student's first reranker)."""
+
+    default_lr = 0.01
+
+    def __init__(self, query_vocab_size, doc_vocab_size, dim=300):
+        super().__init__()
+        self.sizes = (query_vocab_size, doc_vocab_size, dim)
+        self.query = _torch.nn.EmbeddingBag(query_vocab_size, dim, padding_idx=0)
+        self.doc = _torch.nn.EmbeddingBag(doc_vocab_size, dim, padding_idx=0)
+
+    def config(self):
+        q, d, dim = self.sizes
+        return {"query_vocab_size": q, "doc_vocab_size": d, "dim": dim}
+
+    def forward(self, query_ids, doc_ids):
+        return _torch.cosine_similarity(self.query(query_ids), self.doc(doc_ids), dim=-1)
+
+
 class AddDelete:
     """Adds "delete" beside "remove" (a one-rule expander)."""
 
@@ -74,7 +96,8 @@ def plugin(tmp_path: Path) -> dict[str, str]:
     (site / "tiny_dict-1.0.dist-info" / "entry_points.txt").write_text(
         "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n"
         "[clir_toolkit.expanders]\nadd-delete = tiny_dict:AddDelete\n"
-        "[clir_toolkit.losses]\nabsolute = tiny_dict:absolute_error\n",
+        "[clir_toolkit.losses]\nabsolute = tiny_dict:absolute_error\n"
+        "[clir_toolkit.rerankers]\nbag-cosine = tiny_dict:BagCosine\n",
         encoding="utf-8",
     )
     path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
@@ -189,3 +212,39 @@ def test_the_loss_names_are_the_implemented_losses() -> None:
     from clir_toolkit.rerank.losses import LOSSES
 
     assert LOSS_NAMES.builtin == tuple(LOSSES)
+
+
+def test_a_reranker_plug_in_trains_and_scores_from_the_command_line(
+    tmp_path: Path, plugin: dict[str, str]
+) -> None:
+    import torch
+
+    topics, qrels = TINY_FR / "topics.dev.tsv", TINY_FR / "qrels.dev.txt"
+    run = tmp_path / "first.trec"
+    run.write_text("".join(f"q{q} Q0 {d} {r} {10 - r} x\n" for q in (1, 2, 3)
+                           for r, d in enumerate(["ls.1", "cp.1", "mv.1", "rm.1"], 1)))  # fmt: skip
+    model = tmp_path / "bag.pt"
+    result = run_clir(
+        "rerank", "train", "--model", "bag-cosine", "--collection", str(TINY_FR),
+        "--topics", str(topics), "--qrels", str(qrels), "--run", str(run), "--epochs", "2",
+        "--dim", "8", "--output", str(model), "--quiet", env=plugin,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    saved = torch.load(model, weights_only=True)
+    assert saved["model_type"] == "bag-cosine" and saved["training"]["lr"] == 0.01
+    output = tmp_path / "reranked.trec"
+    scored = run_clir(
+        "rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+        "--topics", str(topics), "--run", str(run), "--output", str(output), "--quiet",
+        env=plugin,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert sorted((r.qid, r.docid) for r in read_run(output)) == sorted(
+        (r.qid, r.docid) for r in read_run(run)
+    )
+    # Without the package, its model file is refused in one line.
+    refused = run_clir(
+        "rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+        "--topics", str(topics), "--run", str(run), "--output", str(tmp_path / "x.trec"),
+    )  # fmt: skip
+    assert_one_line_error(refused, "unknown model type", "needs its package installed")

@@ -20,6 +20,10 @@ DEFAULT_ENCODER = "use-m3"
 """The encoder ``clir rerank train`` fine-tunes when no ``--model`` is given: the best
 measured trained reranker (docs/encoders.md)."""
 
+MODEL_NAMES = Names(("knrm", "dual"), plugins.RERANKERS)
+"""``--model`` and ``[rerank] model``: K-NRM, the dual encoder, then installed reranker
+plug-ins."""
+
 LOSS_NAMES = Names(("sosl", "mse", "po", "3part", "hinge"), plugins.LOSSES)
 """``--loss`` and ``[rerank] loss``: the losses of :mod:`clir_toolkit.rerank.losses` (keys of
 its ``LOSSES``), then installed loss plug-ins."""

@@ -89,11 +89,25 @@ class ScoreReport:
 
 
 def model_classes() -> dict[str, Any]:
-    """``model_type`` → model class of every reranker architecture."""
+    """``model_type`` → model class of the built-in reranker architectures."""
     from clir_toolkit.rerank.dual import DualEncoder
     from clir_toolkit.rerank.knrm import KNRM
 
     return {cls.model_type: cls for cls in (KNRM, DualEncoder)}
+
+
+def model_class(name: str) -> Any:
+    """The model class called ``name``: a built-in one, or an installed plug-in's
+    (:mod:`clir_toolkit.plugins`, group ``clir_toolkit.rerankers``); None if none is."""
+    from clir_toolkit import plugins
+    from clir_toolkit.rerank import MODEL_NAMES
+
+    builtin = model_classes()
+    if name in builtin:
+        return builtin[name]
+    if MODEL_NAMES.is_plugin(name):
+        return plugins.load(plugins.RERANKERS, name)
+    return None
 
 
 MODEL_KEYS = {
@@ -234,16 +248,21 @@ def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> An
     """
     import torch
 
-    classes = model_classes()
-    if model_type not in classes:
+    from clir_toolkit.rerank import MODEL_NAMES
+
+    cls = model_class(model_type) if isinstance(model_type, str) else None
+    if cls is None:
         raise FormatError(
-            path, None, f"unknown model type {show(model_type)} (known: {', '.join(classes)})"
+            path,
+            None,
+            f"unknown model type {show(model_type)} (known: {', '.join(MODEL_NAMES)}; "
+            "a plug-in's model needs its package installed)",
         )
     if not all(isinstance(key, str) for key in config):
         raise FormatError(path, None, f"not {what}: the model config has a key that is not a name")
     try:
         with torch.device("meta"):
-            return classes[model_type](**config)
+            return cls(**config)
     except (ClirError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise FormatError(
             path, None, f"not {what}: its config makes no {model_type} model ({_one_line(exc)})"
@@ -294,7 +313,7 @@ def load_model(
                 None,
                 f"the {side} vocabulary has {len(vocab)} words but the model {rows} rows",
             )
-    model = model_classes()[data["model_type"]](**data["config"])
+    model = model_class(data["model_type"])(**data["config"])
     model.load_state_dict(data["state_dict"])
     model.to(target).eval()
     return LoadedReranker(

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
-from clir_toolkit.rerank import LOSS_NAMES, is_pairwise
+from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES, is_pairwise
 from clir_toolkit.rerank.data import EncodedExamples, Vocabulary
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from clir_toolkit.rerank.optimiser import LazyAdam
 
-MODELS = ("knrm", "dual")
+MODELS = MODEL_NAMES
 ENCODERS = ("avg", "cnn", "lstm")
 LOSSES = LOSS_NAMES
 DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
@@ -255,14 +255,25 @@ def _optional_path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
 
 
+def _model_default(model: str, attribute: str, builtin: Mapping[str, Any], fallback: Any) -> Any:
+    """A built-in model's default, or what a plug-in model's class says (else ``fallback``)."""
+    if model in builtin:
+        return builtin[model]
+    from clir_toolkit.rerank.score import model_class
+
+    return getattr(model_class(model), attribute, fallback)
+
+
 def _resolved(config: TrainConfig) -> TrainConfig:
     """A copy of ``config`` with the model's defaults filled in (its values are checked)."""
     dev = (config.dev_topics, config.dev_qrels, config.dev_run)
     if any(p is not None for p in dev) and any(p is None for p in dev):
         raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
-    loss = config.loss or DEFAULT_LOSS[config.model]
+    loss = config.loss or _model_default(config.model, "default_loss", DEFAULT_LOSS, "sosl")
     batch_size = config.batch_size if config.batch_size is not None else DEFAULT_BATCH_SIZE
-    lr = config.lr if config.lr is not None else DEFAULT_LR[config.model]
+    lr = config.lr if config.lr is not None else _model_default(
+        config.model, "default_lr", DEFAULT_LR, 1e-3
+    )
     resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
         setattr(resolved, name, _optional_path(getattr(resolved, name)))
@@ -439,7 +450,7 @@ def prepare_data(
 
 def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
     """The model of ``config`` (the caller seeds torch first)."""
-    from clir_toolkit.rerank.score import model_classes
+    from clir_toolkit.rerank.score import model_class
 
     options: dict[str, Any] = {}
     if config.dim is not None:
@@ -448,8 +459,7 @@ def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabul
         options["encoder"] = config.encoder
         if config.epsilon is not None:
             options["epsilon"] = config.epsilon
-    cls = model_classes()[config.model]
-    model = cls(len(query_vocab), len(doc_vocab), **options)
+    model = model_class(config.model)(len(query_vocab), len(doc_vocab), **options)
     if config.tie_embeddings:
         tie_query_rows(model, query_vocab, doc_vocab)
     return model
@@ -482,11 +492,14 @@ def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) ->
 def build_optimiser(model: Any, loss_module: Any, lr: float) -> LazyAdam:
     """Adam over the model's (and a loss's) weights, lazy over its embedding tables.
 
-    Switches the model's embedding lookups to sparse gradients, which :class:`LazyAdam` needs.
+    Switches the built-in models' embedding lookups to sparse gradients, which
+    :class:`LazyAdam` needs; a plug-in model keeps dense ones and plain Adam.
     """
     from clir_toolkit.rerank.optimiser import LazyAdam, sparse_parameters, use_sparse_gradients
+    from clir_toolkit.rerank.score import model_classes
 
-    use_sparse_gradients(model)
+    if type(model) in model_classes().values():  # a plug-in's may use its tables densely
+        use_sparse_gradients(model)
     sparse = sparse_parameters(model)
     sparse_ids = {id(p) for p in sparse}
     dense = [p for p in model.parameters() if id(p) not in sparse_ids]
@@ -558,7 +571,10 @@ def _load_embeddings(
 ) -> dict[str, int]:
     """Initialise embedding rows from ``.vec`` files; returns the rows found per side."""
     found = {}
-    for side, path in _embedding_files(config).items():
+    files = _embedding_files(config)
+    if files and not callable(getattr(model, "load_embeddings", None)):
+        raise UsageError(f"the {config.model} model takes no pre-trained embeddings")
+    for side, path in files.items():
         dim, values, rows = _embedding_rows(path, vocabs[side])
         count = int(rows.numel())
         expected = _model_dim(model)
