@@ -2,7 +2,65 @@
 
 Stage 1 is BM25 over Lucene (through pyserini/Anserini) with query translation and
 expansion; stage 2 is a neural reranker; everything in between is a standard TREC file.
-See README.md for the tour and DESIGN notes.
+See README.md for the tour.
+
+The same steps from Python (a notebook, a course's script), each the function the command
+line calls::
+
+    import clir_toolkit as ct
+
+    ct.build_index("data/manpages-en-fr", "indexes/manpages-en-fr")
+    topics = ct.read_topics("data/manpages-en-fr/topics.dev.tsv")
+    queries = ct.build_queries(topics, ct.TranslationOptions(translate="dict"), "fr")
+    ct.search_to_run("indexes/manpages-en-fr", queries, "runs/dict.trec", structure="syn")
+    result = ct.evaluate_runs("data/manpages-en-fr/qrels.dev.txt", ["runs/dict.trec"])
+    result.to_dataframe()          # one row per run, one column per measure
+
+Importing the package imports none of Java, torch or pandas: each name is loaded the
+first time it is used.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    # collections and files
+    "open_collection": "clir_toolkit.collection",
+    "read_topics": "clir_toolkit.formats",
+    "read_qrels": "clir_toolkit.formats",
+    "read_run": "clir_toolkit.formats",
+    "write_run": "clir_toolkit.formats",
+    # stage 1
+    "build_index": "clir_toolkit.index",
+    "TranslationOptions": "clir_toolkit.translate.pipeline",
+    "build_queries": "clir_toolkit.translate.pipeline",
+    "search_to_run": "clir_toolkit.search",
+    # stage 2
+    "TrainConfig": "clir_toolkit.rerank.train",
+    "train_reranker": "clir_toolkit.rerank.train",
+    "TunedConfig": "clir_toolkit.rerank.tuned",
+    "train_tuned": "clir_toolkit.rerank.tuned",
+    "score_run": "clir_toolkit.rerank.score",
+    # evaluation and experiments
+    "evaluate_runs": "clir_toolkit.evaluate",
+    "run_recipes": "clir_toolkit.recipes",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    """Load an exported name from its module the first time it is asked for."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clir_toolkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

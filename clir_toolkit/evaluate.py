@@ -209,6 +209,31 @@ class EvalResult:
     p_values: dict[str, dict[str, float]] = field(default_factory=dict)
     alpha: float = 0.05
 
+    def to_dataframe(self, per_query: bool = False) -> Any:
+        """The means as a pandas DataFrame (one row per run, one column per measure, and a
+        ``p <measure>`` column per measure when there is a baseline); with ``per_query``,
+        one row per (run, query) instead."""
+        import pandas as pd
+
+        if per_query:
+            rows = [
+                {"run": run, "qid": qid, **{m: self.per_query[run][m][qid] for m in self.measures}}
+                for run in self.runs
+                for qid in self.qids
+            ]
+            return pd.DataFrame(rows, columns=["run", "qid", *self.measures])
+        table = pd.DataFrame(
+            [[self.means[run][m] for m in self.measures] for run in self.runs],
+            index=pd.Index(self.runs, name="run"),
+            columns=self.measures,
+        )
+        if self.p_values:
+            for measure in self.measures:
+                table[f"p {measure}"] = [
+                    self.p_values.get(run, {}).get(measure) for run in self.runs
+                ]
+        return table
+
 
 def _display_names(paths: Sequence[Path]) -> list[str]:
     """Run names for tables: the file's stem; ``parent/stem`` or ``stem-2`` where stems clash."""
