@@ -703,6 +703,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(handler=cmd_bench_rerank)
 
     p = commands.add_parser(
+        "completion",
+        help="print the shell completion script of clir (bash, zsh or tcsh)",
+        description="Print a completion script for clir's commands, options and choices; "
+        "e.g. clir completion bash > ~/.local/share/bash-completion/completions/clir",
+    )
+    p.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    p.set_defaults(handler=cmd_completion)
+
+    p = commands.add_parser(
         "demo",
         parents=[common],
         help="the end-to-end demonstration",
@@ -1149,6 +1158,14 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         translation=translation,
     )
     print(format_bench_search(result))
+    return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    """``clir completion SHELL``: the completion script shtab generates from the parser."""
+    import shtab
+
+    print(shtab.complete(build_parser(), shell=args.shell))
     return 0
 
 

@@ -34,6 +34,23 @@ def test_python_dash_m_runs_the_command_line() -> None:
     assert result.returncode == 0 and result.stdout.startswith("clir_toolkit ")
 
 
+def test_shell_completion_knows_the_commands_options_and_choices(tmp_path: Path) -> None:
+    result = run_clir("completion", "bash")
+    assert result.returncode == 0, result.stderr
+    script = tmp_path / "clir.bash"
+    script.write_text(result.stdout)
+    # Complete `clir rerank train --model ` in a real bash with the script loaded.
+    probe = (
+        f"source {script}\n"
+        "COMP_WORDS=(clir rerank train --model ''); COMP_CWORD=4\n"
+        "COMP_LINE='clir rerank train --model '; COMP_POINT=${#COMP_LINE}\n"
+        "_shtab_clir; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    completed = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
+    assert {"knrm", "dual"} <= set(completed.stdout.split()), completed.stderr
+    assert run_clir("completion", "zsh").stdout.startswith("#compdef clir")
+
+
 def test_index_search_eval_from_the_shell(tmp_path: Path) -> None:
     index = tmp_path / "idx"
     result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--quiet")
