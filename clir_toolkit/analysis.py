@@ -25,12 +25,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from clir_toolkit import jvm
 from clir_toolkit.errors import UsageError
 
 AnalyzerKind = Literal["lucene", "jieba", "mecab", "simple"]
+ANALYZER_KINDS: tuple[str, ...] = get_args(AnalyzerKind)
+"""Every kind of analysis (an index's sidecar names one)."""
 
 #: Languages with a Lucene analyzer in Anserini 1.7.1 (``io.anserini.analysis.AnalyzerMap``),
 #: plus English (``DefaultEnglishAnalyzer``). Chinese and Japanese are deliberately not here:

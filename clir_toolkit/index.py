@@ -32,7 +32,7 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 from clir_toolkit import __version__, jvm
-from clir_toolkit.analysis import AnalyzerSpec, analyzer_for, pretokenize
+from clir_toolkit.analysis import ANALYZER_KINDS, AnalyzerSpec, analyzer_for, pretokenize
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError
 from clir_toolkit.files import (
@@ -67,7 +67,7 @@ class IndexInfo:
     @property
     def analyzer(self) -> AnalyzerSpec:
         kind = self.analyzer_kind
-        if kind not in ("lucene", "jieba", "simple"):
+        if kind not in ANALYZER_KINDS:
             raise ClirError(
                 f"unknown analyzer kind '{kind}' in the index sidecar "
                 "(rebuild the index with: clir index --collection DIR --index IDX)"

@@ -93,6 +93,32 @@ def test_chinese_is_segmented_with_jieba_for_documents_and_queries(zh_index: Pat
     assert best == {"q1": "ls", "q2": "cp", "q3": "rm", "q4": "kill"}
 
 
+JAPANESE_PAGES = {
+    "ls": "ディレクトリの内容を一覧表示する。ファイルの情報を表示します。",
+    "rm": "ファイルやディレクトリを削除する。削除したファイルは戻せません。",
+    "cp": "ファイルとディレクトリをコピーする。コピー先を指定します。",
+}
+
+
+def test_japanese_is_segmented_with_mecab_for_documents_and_queries(tmp_path: Path) -> None:
+    """The index reads the words the reranker and the embeddings read (base forms): a query
+    in another inflection (削除しました) finds the page that says 削除する."""
+    from clir_toolkit.index import build_index
+
+    corpus = tmp_path / "ja" / "corpus.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_text("".join(json.dumps({"id": d, "contents": t}, ensure_ascii=False) + "\n"
+                              for d, t in JAPANESE_PAGES.items()), encoding="utf-8")  # fmt: skip
+    (corpus.parent / "manifest.json").write_text('{"doc_lang": "ja"}', encoding="utf-8")
+    index = tmp_path / "ja-index"
+    build_index(corpus.parent, index, verbose=False)
+    info = read_index_info(index)
+    assert info.analyzer_kind == "mecab" and info.analyzer.kind == "mecab"
+    with Searcher(index) as searcher:
+        hits = searcher.search(StructuredQuery.plain("q", "ファイルを削除しました"), 3)
+    assert hits[0].docid == "rm"
+
+
 def term(source: str, *alternatives: str | tuple[str, float]) -> QueryTerm:
     alts = tuple(Alternative(a) if isinstance(a, str) else Alternative(*a) for a in alternatives)
     return QueryTerm(source, alts)
