@@ -163,6 +163,17 @@ def test_an_expander_plug_in_runs_before_translation(
     assert refused.returncode == 2 and "invalid choice: 'add-delete'" in refused.stderr
 
 
+TOPICS, QRELS = TINY_FR / "topics.dev.tsv", TINY_FR / "qrels.dev.txt"
+
+
+def _first_stage(tmp_path: Path) -> Path:
+    """A run of four pages for each of the three topics: the training negatives."""
+    run = tmp_path / "first.trec"
+    run.write_text("".join(f"q{q} Q0 {d} {r} {10 - r} x\n" for q in (1, 2, 3)
+                           for r, d in enumerate(["ls.1", "cp.1", "mv.1", "rm.1"], 1)))  # fmt: skip
+    return run
+
+
 def test_a_loss_plug_in_trains_from_the_command_line_and_a_recipe(
     tmp_path: Path, plugin: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -170,10 +181,7 @@ def test_a_loss_plug_in_trains_from_the_command_line_and_a_recipe(
 
     from clir_toolkit.recipes import Workspace, run_recipes
 
-    topics, qrels = TINY_FR / "topics.dev.tsv", TINY_FR / "qrels.dev.txt"
-    run = tmp_path / "first.trec"
-    run.write_text("".join(f"q{q} Q0 {d} {r} {10 - r} x\n" for q in (1, 2, 3)
-                           for r, d in enumerate(["ls.1", "cp.1", "mv.1", "rm.1"], 1)))  # fmt: skip
+    topics, qrels, run = TOPICS, QRELS, _first_stage(tmp_path)
     model = tmp_path / "m.pt"
     result = run_clir(
         "rerank", "train", "--model", "dual", "--loss", "absolute", "--collection",
@@ -219,10 +227,7 @@ def test_a_reranker_plug_in_trains_and_scores_from_the_command_line(
 ) -> None:
     import torch
 
-    topics, qrels = TINY_FR / "topics.dev.tsv", TINY_FR / "qrels.dev.txt"
-    run = tmp_path / "first.trec"
-    run.write_text("".join(f"q{q} Q0 {d} {r} {10 - r} x\n" for q in (1, 2, 3)
-                           for r, d in enumerate(["ls.1", "cp.1", "mv.1", "rm.1"], 1)))  # fmt: skip
+    topics, qrels, run = TOPICS, QRELS, _first_stage(tmp_path)
     model = tmp_path / "bag.pt"
     result = run_clir(
         "rerank", "train", "--model", "bag-cosine", "--collection", str(TINY_FR),
