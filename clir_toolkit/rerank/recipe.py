@@ -573,14 +573,7 @@ def train_config(
             "for a word-level model, make a collection whose train split is smaller",
         )  # fmt: skip
     return TrainConfig(
-        collection=collection.root,
-        topics=collection.split_file(kind, "train"),
-        qrels=collection.split_file("qrels", "train"),
-        run=runs["train"],
-        output=model_path(recipe, language, workspace),
-        dev_topics=collection.split_file(kind, "dev"),
-        dev_qrels=collection.split_file("qrels", "dev"),
-        dev_run=runs["dev"],
+        **_training_files(recipe, collection, kind, runs, workspace, language),
         depth=spec.depth,
         query_language=doc_language if spec.train_topics == "human" else None,
         doc_language=doc_language,
@@ -590,6 +583,24 @@ def train_config(
         tie_embeddings=spec.tie_embeddings,
         **spec.training,
     )
+
+
+def _training_files(
+    recipe: Recipe, collection: Any, kind: str, runs: Mapping[str, Path], workspace: Workspace,
+    language: str,
+) -> dict[str, Any]:  # fmt: skip
+    """The inputs and output of a training, word-level or fine-tuned: the train split's
+    topics, qrels and first-stage run, the dev split's for model selection, the model file."""
+    return {
+        "collection": collection.root,
+        "topics": collection.split_file(kind, "train"),
+        "qrels": collection.split_file("qrels", "train"),
+        "run": runs["train"],
+        "output": model_path(recipe, language, workspace),
+        "dev_topics": collection.split_file(kind, "dev"),
+        "dev_qrels": collection.split_file("qrels", "dev"),
+        "dev_run": runs["dev"],
+    }
 
 
 #: [rerank] keys a fine-tuned encoder takes, and their TunedConfig fields.
@@ -621,15 +632,8 @@ def _tuned_config(
     if spec.train_queries is not None:
         options["train_queries"] = spec.train_queries
     return TunedConfig(
-        collection=collection.root,
-        topics=collection.split_file(kind, "train"),
-        qrels=collection.split_file("qrels", "train"),
-        run=runs["train"],
-        output=model_path(recipe, language, workspace),
+        **_training_files(recipe, collection, kind, runs, workspace, language),
         encoder=spec.pretrained,
-        dev_topics=collection.split_file(kind, "dev"),
-        dev_qrels=collection.split_file("qrels", "dev"),
-        dev_run=runs["dev"],
         depth=spec.depth,
         sosl_thresholds=spec.thresholds,
         verbose=not quiet,
