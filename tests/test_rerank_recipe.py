@@ -17,8 +17,8 @@ from clir_toolkit.errors import FormatError
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import is_fresh
 from clir_toolkit.recipes import Workspace, load_recipe, run_recipes
+from clir_toolkit.rerank.model_file import load_model
 from clir_toolkit.rerank.recipe import sweep_recipes
-from clir_toolkit.rerank.score import load_model
 from tests.conftest import TINY_FR
 
 FIRST_STAGE = """
@@ -194,8 +194,8 @@ def test_a_rerank_value_of_the_wrong_type_or_range_is_one_format_error(
 
 def test_a_rerank_option_is_checked_as_training_checks_it(tmp_path: Path) -> None:
     """The [rerank] keys are TrainConfig's and score_run's own declarations, renamed."""
+    from clir_toolkit.rerank.candidates import SCORE_PARAMS
     from clir_toolkit.rerank.recipe import RERANK_PARAMS, TRAINING_KEYS
-    from clir_toolkit.rerank.score import SCORE_PARAMS
     from clir_toolkit.rerank.train import TRAIN_PARAMS
 
     for key, field in TRAINING_KEYS.items():

@@ -25,7 +25,8 @@ from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
 from clir_toolkit.rerank import losses
 from clir_toolkit.rerank.data import rerank_tokens
-from clir_toolkit.rerank.score import load_model, score_run
+from clir_toolkit.rerank.model_file import load_model
+from clir_toolkit.rerank.score import score_run
 from clir_toolkit.rerank.train import TrainConfig, train_reranker
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 

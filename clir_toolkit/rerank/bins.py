@@ -135,7 +135,8 @@ def bins_for_run(
 ) -> list[BinRow]:
     """The kernel-bin analysis over the top ``depth`` candidates of every query of a run."""
     from clir_toolkit.errors import UsageError
-    from clir_toolkit.rerank.score import encode_run, load_model
+    from clir_toolkit.rerank.candidates import encode_run
+    from clir_toolkit.rerank.model_file import load_model
 
     reranker = load_model(model_path, "cpu")
     if reranker.model_type != "knrm":

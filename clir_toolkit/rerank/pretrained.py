@@ -45,7 +45,7 @@ import numpy as np
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.score import RunCandidates, ScoreReport
+    from clir_toolkit.rerank.candidates import RunCandidates, ScoreReport
 
 #: Characters of a document kept for encoding (e5's 512 tokens hold about as many).
 MAX_CHARS = 2000
@@ -464,7 +464,12 @@ def score_run_pretrained(
     """
     from clir_toolkit.formats import write_run
     from clir_toolkit.params import check_options
-    from clir_toolkit.rerank.score import SCORE_PARAMS, ScoreReport, read_candidates, rerank_rows
+    from clir_toolkit.rerank.candidates import (
+        SCORE_PARAMS,
+        ScoreReport,
+        read_candidates,
+        rerank_rows,
+    )
 
     started = time.perf_counter()
     if interpolate is None:

@@ -72,7 +72,7 @@ The ``[rerank]`` keys:
   in the document vocabulary start as copies of the document rows, so that a word matches
   itself exactly, as in a monolingual K-NRM with one vocabulary).
 * ``interpolate``: λ, or a list of λ chosen on dev: ``λ·neural + (1 − λ)·first stage``
-  after per-query min-max normalisation (:func:`clir_toolkit.rerank.score.rerank_rows`).
+  after per-query min-max normalisation (:func:`clir_toolkit.rerank.candidates.rerank_rows`).
 * ``figure`` (and ``figure_title``): the PNG, beside RESULTS.md, that the row is drawn in.
 * ``[rerank.sweep]``: lists of values of one or more keys, read in parallel (the i-th value
   of each key makes point i). Each point is a row of its own, named
@@ -149,7 +149,7 @@ def _rerank_params() -> dict[str, Param]:
     """The ``[rerank]`` table: training options as :class:`TrainConfig` declares them, the
     translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
     from clir_toolkit.recipes import RECIPE_PARAMS, SEARCH_PARAMS
-    from clir_toolkit.rerank.score import SCORE_PARAMS
+    from clir_toolkit.rerank.candidates import SCORE_PARAMS
     from clir_toolkit.rerank.train import TRAIN_PARAMS
     from clir_toolkit.rerank.tuned import TUNED_PARAMS
 
@@ -646,8 +646,8 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.data import ANALYSIS_VERSION
+    from clir_toolkit.rerank.model_file import MODEL_FORMAT
     from clir_toolkit.rerank.pretrained import encoder_fingerprint
-    from clir_toolkit.rerank.score import MODEL_FORMAT
     from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}
@@ -778,8 +778,8 @@ def training_scores(
     """
     from clir_toolkit.collection import open_collection
     from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.candidates import encode_candidates, score_encoded
     from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for, relevance_examples
-    from clir_toolkit.rerank.score import encode_candidates, score_encoded
 
     collection = open_collection(config_settings["collection"])
     topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}
@@ -876,8 +876,9 @@ def rerank_one(
 ) -> RecipeOutcome:
     """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
     from clir_toolkit.recipes import ensure_index
+    from clir_toolkit.rerank.candidates import encode_run, score_encoded
     from clir_toolkit.rerank.device import resolve_device
-    from clir_toolkit.rerank.score import encode_run, load_model, score_encoded
+    from clir_toolkit.rerank.model_file import load_model
 
     started = time.perf_counter()
     spec = rerank_spec(recipe)
@@ -938,7 +939,8 @@ def _tuned_scores(
     model: Path, collection: Path, first_runs: Mapping[str, Path], depth: int, quiet: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder."""
-    from clir_toolkit.rerank.score import read_candidates, read_model_file
+    from clir_toolkit.rerank.candidates import read_candidates
+    from clir_toolkit.rerank.model_file import read_model_file
     from clir_toolkit.rerank.tuned import score_run_tuned
 
     data = read_model_file(model)
@@ -961,7 +963,7 @@ def _reranked_outcome(
     """λ chosen on dev (if several), the runs written, the outcome of the row."""
     from clir_toolkit.formats import read_qrels, write_run
     from clir_toolkit.recipes import RecipeOutcome
-    from clir_toolkit.rerank.score import rerank_rows
+    from clir_toolkit.rerank.candidates import rerank_rows
     from clir_toolkit.rerank.train import mean_measure
 
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}

@@ -259,7 +259,7 @@ def _model_default(model: str, attribute: str, builtin: Mapping[str, Any], fallb
     """A built-in model's default, or what a plug-in model's class says (else ``fallback``)."""
     if model in builtin:
         return builtin[model]
-    from clir_toolkit.rerank.score import model_class
+    from clir_toolkit.rerank.model_file import model_class
 
     return getattr(model_class(model), attribute, fallback)
 
@@ -316,7 +316,7 @@ class DevData:
 
     ranked: dict[str, list[Any]]  # qid -> RunRow list in trec_eval order
     qrels: list[Any]
-    encoded: Any  # rerank.score.EncodedCandidates of the top ``depth`` candidates
+    encoded: Any  # rerank.candidates.EncodedCandidates of the top ``depth`` candidates
 
 
 @dataclass
@@ -355,6 +355,7 @@ def prepare_data(
     tokens of each, words seen at least ``min_count`` times.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.candidates import encode_candidates, ranked_by_query
     from clir_toolkit.rerank.data import (
         DocumentEncoder,
         encode_texts,
@@ -365,7 +366,6 @@ def prepare_data(
         relevance_examples,
         tokenize_all,
     )
-    from clir_toolkit.rerank.score import encode_candidates, ranked_by_query
 
     assert config.query_language is not None and config.doc_language is not None
     topics = {t.qid: t.query for t in read_topics(config.topics)}
@@ -450,7 +450,7 @@ def prepare_data(
 
 def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
     """The model of ``config`` (the caller seeds torch first)."""
-    from clir_toolkit.rerank.score import model_class
+    from clir_toolkit.rerank.model_file import model_class
 
     options: dict[str, Any] = {}
     if config.dim is not None:
@@ -495,8 +495,8 @@ def build_optimiser(model: Any, loss_module: Any, lr: float) -> LazyAdam:
     Switches the built-in models' embedding lookups to sparse gradients, which
     :class:`LazyAdam` needs; a plug-in model keeps dense ones and plain Adam.
     """
+    from clir_toolkit.rerank.model_file import model_classes
     from clir_toolkit.rerank.optimiser import LazyAdam, sparse_parameters, use_sparse_gradients
-    from clir_toolkit.rerank.score import model_classes
 
     if type(model) in model_classes().values():  # a plug-in's may use its tables densely
         use_sparse_gradients(model)
@@ -677,9 +677,9 @@ def train_step(
 
     A non-finite loss is returned before any update, for the caller to report.
     """
+    from clir_toolkit.rerank.candidates import trim_padding
     from clir_toolkit.rerank.device import autocast
     from clir_toolkit.rerank.optimiser import clip_gradient_norm
-    from clir_toolkit.rerank.score import trim_padding
 
     queries = trim_padding(data.queries[data.query_index[batch]]).to(device)
     documents = trim_padding(data.documents[data.doc_index[batch]]).to(device)
@@ -755,7 +755,7 @@ def _run_epoch(
 
 def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.device) -> float:
     """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
-    from clir_toolkit.rerank.score import rerank_rows, score_encoded
+    from clir_toolkit.rerank.candidates import rerank_rows, score_encoded
 
     assert config.batch_size is not None
     batch_size = max(config.batch_size, 256)
@@ -868,7 +868,7 @@ def _read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[
     Its keys and the kinds of their values are checked here, its tensors against the model
     by :func:`_restore`: a damaged or foreign file is one FormatError, never torch's error.
     """
-    from clir_toolkit.rerank.score import check_record, torch_load
+    from clir_toolkit.rerank.model_file import check_record, torch_load
 
     data = torch_load(path, "cannot read the checkpoint", CHECKPOINT_FIX)
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
@@ -892,7 +892,7 @@ def _read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[
 
 
 def _checkpoint_vocabularies(path: Path, data: Mapping[str, Any]) -> tuple[Vocabulary, Vocabulary]:
-    from clir_toolkit.rerank.score import read_vocabulary
+    from clir_toolkit.rerank.model_file import read_vocabulary
 
     return (
         read_vocabulary(path, data, "query_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
@@ -915,7 +915,7 @@ def _restore(
     """
     import torch
 
-    from clir_toolkit.rerank.score import check_state_dict
+    from clir_toolkit.rerank.model_file import check_state_dict
 
     best_state, loss_state = data.get("best_state"), data.get("loss")
     check_state_dict(path, data["model"], model, CHECKPOINT_WHAT, CHECKPOINT_FIX)
@@ -988,7 +988,7 @@ def _save_model(
     vocabs: tuple[Vocabulary, Vocabulary],
     embeddings_found: Mapping[str, int],
 ) -> None:
-    from clir_toolkit.rerank.score import MODEL_FORMAT
+    from clir_toolkit.rerank.model_file import MODEL_FORMAT
 
     weights = state.best_state if state.best_state is not None else _cpu_state(model)
     _save_torch(

@@ -51,8 +51,8 @@ from clir_toolkit.rerank import DEFAULT_ENCODER, LOSS_NAMES, is_pairwise
 from clir_toolkit.rerank.dual import smooth_cosine
 
 if TYPE_CHECKING:
+    from clir_toolkit.rerank.candidates import RunCandidates
     from clir_toolkit.rerank.pretrained import SentenceEncoder
-    from clir_toolkit.rerank.score import RunCandidates
     from clir_toolkit.rerank.train import TrainReport
 
 MODEL_FORMAT = "clir-toolkit-tuned-encoder/1"
@@ -503,7 +503,7 @@ def is_tuned_model(data: Any) -> bool:
 
 def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The model of a file's ``data`` (already read with weights only), checked key by key."""
-    from clir_toolkit.rerank.score import check_record, check_state_dict
+    from clir_toolkit.rerank.model_file import check_record, check_state_dict
 
     what = "a fine-tuned encoder of clir_toolkit"
     record = check_record(path, data, MODEL_KEYS, what)
