@@ -43,6 +43,7 @@ test: setup lint typecheck pytest
 
 lint: setup
 	$(BIN)/ruff check clir_toolkit tests
+	$(BIN)/lint-imports
 
 typecheck: setup
 	$(BIN)/mypy

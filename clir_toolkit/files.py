@@ -22,6 +22,9 @@ failed command leaves the destination exactly as it was. The guarantees, and the
   its leftovers are what the next writer removes.
 * **OS errors are one line.** An unwritable, full or read-only destination raises
   :class:`~clir_toolkit.errors.OutputError` naming the path and the fix.
+
+Data the toolkit sets up or caches for itself (dictionaries, WordNet, the DDTP lists,
+trained embeddings) lives under :func:`data_dir`.
 """
 
 from __future__ import annotations
@@ -53,6 +56,15 @@ _OS_ERROR_FIXES = {
     errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
     errno.EEXIST: "choose another path",
 }
+
+
+def data_dir() -> Path:
+    """Where the toolkit keeps data it sets up or caches: ``$CLIR_DATA``, by default
+    ``~/.local/share/clir_toolkit``."""
+    configured = os.environ.get("CLIR_DATA", "").strip()
+    return (
+        Path(configured).expanduser() if configured else Path.home() / ".local/share/clir_toolkit"
+    )
 
 
 #: Errors of a write that mean the destination's device is full, whoever wrote.

@@ -195,10 +195,11 @@ def test_sigterm_during_a_command_is_reported_as_interrupted(tmp_path: Path) -> 
     code = (
         "import os, signal, sys\n"
         "import clir_toolkit.cli as cli\n"
+        "import clir_toolkit.cli.evaluate as command\n"
         "def handler(args):\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"
         "    return 0\n"
-        "cli.cmd_eval = handler  # the parser binds handlers when main() builds it\n"
+        "command.cmd_eval = handler  # the parser binds handlers when main() builds it\n"
         "sys.exit(cli.main(['eval', '--qrels', 'q', 'r']))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

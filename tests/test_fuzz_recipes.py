@@ -2,8 +2,8 @@
 
 Random TOML documents, random values of any type under the keys of each table ([search],
 [tune], [rerank], [rerank.sweep] and the top level) and random bytes are fed to
-:func:`clir_toolkit.recipes.load_recipe` (which reads a rerank recipe's table with
-:func:`clir_toolkit.rerank.recipe.check_rerank_table`). A recipe that loads must hold
+:func:`clir_toolkit.experiments.recipe.load_recipe` (which reads a rerank recipe's table with
+:func:`clir_toolkit.experiments.rerank_table.check_rerank_table`). A recipe that loads must hold
 values of its declared types, and its sweep points and reranking spec must build too.
 """
 
@@ -20,15 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clir_toolkit.errors import ClirError
+from clir_toolkit.experiments.recipe import Recipe, load_recipe
+from clir_toolkit.experiments.rerank_table import check_rerank_table, rerank_spec, sweep_recipes
+from clir_toolkit.experiments.tables import RECIPE_PARAMS, RERANK_PARAMS, SEARCH_PARAMS, SWEEP_KEYS
 from clir_toolkit.params import SAFE_NAME
-from clir_toolkit.recipes import RECIPE_PARAMS, SEARCH_PARAMS, Recipe, load_recipe
-from clir_toolkit.rerank.recipe import (
-    RERANK_PARAMS,
-    SWEEP_KEYS,
-    check_rerank_table,
-    rerank_spec,
-    sweep_recipes,
-)
 
 # -- TOML values and a small writer for them -------------------------------------------------
 

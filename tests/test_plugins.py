@@ -179,7 +179,8 @@ def test_a_loss_plug_in_trains_from_the_command_line_and_a_recipe(
 ) -> None:
     import torch
 
-    from clir_toolkit.recipes import Workspace, run_recipes
+    from clir_toolkit.experiments.context import Workspace
+    from clir_toolkit.experiments.runner import run_recipes
 
     topics, qrels, run = TOPICS, QRELS, _first_stage(tmp_path)
     model = tmp_path / "m.pt"

@@ -8,14 +8,12 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.recipe import load_recipe
+from clir_toolkit.experiments.runner import run_recipes
+from clir_toolkit.experiments.search_runner import grid
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import source_fingerprint
-from clir_toolkit.recipes import (
-    Workspace,
-    grid,
-    load_recipe,
-    run_recipes,
-)
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 

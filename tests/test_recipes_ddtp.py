@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.errors import FormatError, ResourceError
+from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.recipe import load_recipe
+from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import read_run, read_topics
-from clir_toolkit.recipes import Workspace, load_recipe, run_recipes
 from tests.conftest import assert_one_line_error, run_clir
 from tests.ddtp_lists import PREFIX, write_lists
 
@@ -87,7 +89,7 @@ def test_a_ddtp_recipe_builds_its_collection_from_the_saved_lists_and_runs(
         topics = read_topics(workspace.data / "ddtp-en-fr-hard" / f"topics.{split}.tsv")
         assert {r.tag for r in run} == {"bm25"} and run
         assert {r.qid for r in run} <= {topic.qid for topic in topics}
-    assert (workspace.runs / "ddtp-en-fr-hard" / "bm25.stamp.json").is_file()
+    assert (workspace.runs / "ddtp-en-fr-hard" / "dev" / "bm25.trec.json").is_file()  # freshness
     assert (workspace.indexes / "ddtp-en-fr-hard").is_dir()
     assert not (workspace.runs / "manpages-en-fr-hard").exists()
 

@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.errors import FormatError
+from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.recipe import load_recipe
+from clir_toolkit.experiments.rerank_table import sweep_recipes
+from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import is_fresh
-from clir_toolkit.recipes import Workspace, load_recipe, run_recipes
 from clir_toolkit.rerank.model_file import load_model
-from clir_toolkit.rerank.recipe import sweep_recipes
 from tests.conftest import TINY_FR
 
 FIRST_STAGE = """
@@ -194,8 +196,8 @@ def test_a_rerank_value_of_the_wrong_type_or_range_is_one_format_error(
 
 def test_a_rerank_option_is_checked_as_training_checks_it(tmp_path: Path) -> None:
     """The [rerank] keys are TrainConfig's and score_run's own declarations, renamed."""
+    from clir_toolkit.experiments.tables import RERANK_PARAMS, TRAINING_KEYS
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
-    from clir_toolkit.rerank.recipe import RERANK_PARAMS, TRAINING_KEYS
     from clir_toolkit.rerank.train import TRAIN_PARAMS
 
     for key, field in TRAINING_KEYS.items():

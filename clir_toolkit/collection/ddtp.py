@@ -118,7 +118,7 @@ def _fetch_command(lists: Path | str) -> str:
 
 def default_lists_dir() -> Path:
     """Where a build without ``--lists`` keeps apt's lists: ``$CLIR_DATA/ddtp/lists``."""
-    from clir_toolkit.resources import data_dir
+    from clir_toolkit.files import data_dir
 
     return data_dir() / "ddtp" / "lists"
 

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery
-from clir_toolkit.translate import ENGLISH_STOP_WORDS, source_words
+from clir_toolkit.query import (
+    ENGLISH_STOP_WORDS,
+    Alternative,
+    QueryTerm,
+    StructuredQuery,
+    source_words,
+)
 
 
 class WordNetExpander:

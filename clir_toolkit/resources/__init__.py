@@ -17,19 +17,6 @@ One module per kind of resource, each with one interface:
     fastText / MUSE ``.vec`` text files: read, normalise, write.
 
 Nothing here translates a query: the translators in ``clir_toolkit.translate`` use these.
-Submodules are imported on demand, so that importing the package stays instant.
+Submodules are imported on demand, so that importing the package stays instant. What they
+set up is kept under :func:`clir_toolkit.files.data_dir` (``$CLIR_DATA``).
 """
-
-from __future__ import annotations
-
-import os
-from pathlib import Path
-
-
-def data_dir() -> Path:
-    """Where the toolkit keeps data it sets up or caches: ``$CLIR_DATA``, by default
-    ``~/.local/share/clir_toolkit``."""
-    configured = os.environ.get("CLIR_DATA", "").strip()
-    return (
-        Path(configured).expanduser() if configured else Path.home() / ".local/share/clir_toolkit"
-    )

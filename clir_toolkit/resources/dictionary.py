@@ -47,9 +47,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
-from clir_toolkit.files import atomic_write, file_stamps
+from clir_toolkit.files import atomic_write, data_dir, file_stamps
 from clir_toolkit.formats import Topic, iter_lines, parse_number, quoted
-from clir_toolkit.resources import data_dir
 
 __all__ = [
     "DICTD_DIR",

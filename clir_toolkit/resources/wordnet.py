@@ -25,7 +25,7 @@ from typing import Any
 
 from clir_toolkit.errors import ResourceError
 from clir_toolkit.files import atomic_directory, atomic_write
-from clir_toolkit.resources import data_dir as toolkit_data_dir
+from clir_toolkit.files import data_dir as toolkit_data_dir
 
 __all__ = [
     "LEXNAMES",

@@ -41,8 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery
-from clir_toolkit.translate import ENGLISH_STOP_WORDS, source_words
+from clir_toolkit.query import (
+    ENGLISH_STOP_WORDS,
+    Alternative,
+    QueryTerm,
+    StructuredQuery,
+    source_words,
+)
 
 DICT_MODES = ("all", "first", "weighted")
 

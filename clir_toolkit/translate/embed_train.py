@@ -8,7 +8,7 @@ al. 2017 (the thesis' reference [8]):
 1. **Text.** One text per line in each language: gettext catalog messages and any corpus
    (:func:`clir_toolkit.resources.monolingual.collect_monolingual`), or files you give.
 2. **Tokens.** Lower-cased words (:func:`tokenizer_for`): English split as query words are
-   (:func:`clir_toolkit.translate.source_words`), so that every query word can meet its
+   (:func:`clir_toolkit.query.source_words`), so that every query word can meet its
    vector; Chinese segmented by jieba and Japanese by MeCab (``fugashi`` + ``unidic-lite``)
    exactly as the index and the reranker segment them, so that the vectors can initialise
    a reranker's vocabulary.
@@ -103,7 +103,7 @@ def tokenizer_for(lang: str) -> tuple[Tokenizer, str]:
 
     code = normalise_language(lang)
     if code == SOURCE_LANGUAGE:
-        from clir_toolkit.translate import source_words
+        from clir_toolkit.query import source_words
 
         return source_words, "query words (lower case, inner hyphens and apostrophes kept)"
     spec = analyzer_for(code)
@@ -380,7 +380,7 @@ CACHE_VERSION = 1
 
 def default_cache_dir() -> Path:
     """``$CLIR_DATA/cache/embeddings``: collected text and monolingual skip-gram vectors."""
-    from clir_toolkit.resources import data_dir
+    from clir_toolkit.files import data_dir
 
     return data_dir() / "cache" / "embeddings"
 

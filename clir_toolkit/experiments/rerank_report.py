@@ -1,8 +1,9 @@
 """The reranking sections of RESULTS.md: each reranker's details, and the figures as PNG.
 
-:func:`clir_toolkit.results.write_results` calls :func:`rerank_sections` when some recipe
-outcome is a reranked run (:mod:`clir_toolkit.rerank.recipe`). Figures, drawn with
-matplotlib's object API (no display, no global state) and written beside RESULTS.md:
+:func:`clir_toolkit.experiments.results.write_results` calls :func:`rerank_sections` when
+some recipe outcome is a reranked run (:mod:`clir_toolkit.experiments.rerank_runner`).
+Figures, drawn with matplotlib's object API (no display, no global state) and written beside
+RESULTS.md:
 
 * a **sweep** (``[rerank.sweep]``) is drawn as the measures of the test split against the
   swept value, with the first stage's values as dotted lines: Liu et al., *Smooth Learning*,
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
-    from clir_toolkit.recipes import RecipeOutcome, Workspace
+    from clir_toolkit.experiments.context import Workspace
+    from clir_toolkit.experiments.recipe import RecipeOutcome
 
 FIGURE_MEASURES = ("P(rel=2)@1", "nDCG@5", "AP", "RR(rel=2)")
 """The measures of Liu et al.'s Figures 4 and 5, spelled for ir_measures."""

@@ -8,7 +8,7 @@ split's nDCG@10; then the hand-written ``NOTES.md`` beside the recipes, if there
 
 Rerank recipes add a table per collection and split that tests every reranked run against
 the first-stage run it reranked (its own, not the baseline row's), the details of each
-reranker and the figures (:mod:`clir_toolkit.rerank.report`).
+reranker and the figures (:mod:`clir_toolkit.experiments.rerank_report`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from clir_toolkit.evaluate import EvalResult, evaluate_runs, format_result, holm
 from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
-    from clir_toolkit.recipes import RecipeOutcome, Workspace
+    from clir_toolkit.experiments.context import Workspace
+    from clir_toolkit.experiments.recipe import RecipeOutcome
 
 WIN_MEASURE = "nDCG@10"
 ALPHA = 0.05
@@ -122,7 +123,7 @@ def write_results(
         for table in comparisons:
             lines += ["", *table]
     if any(o.rerank is not None for o in outcomes):
-        from clir_toolkit.rerank.report import rerank_sections
+        from clir_toolkit.experiments.rerank_report import rerank_sections
 
         lines += rerank_sections(outcomes, workspace, path.parent, means)
     notes = path.parent / "NOTES.md"

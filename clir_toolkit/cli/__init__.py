@@ -1,0 +1,158 @@
+"""The ``clir`` command line: argument parsing only; the work happens in library functions.
+
+Each sub-command's handler imports what it needs when it runs, so ``clir --help`` starts
+neither Java nor torch. Every :class:`~clir_toolkit.errors.ClirError` is printed as one line
+on stderr (``clir: error: ...``) with exit status 1 (2 for a usage error); ``--debug``
+shows the traceback instead.
+
+One module per command (``cli/index.py``, ``cli/search.py``, …), each with a ``register``
+function that adds its parser and the handlers it calls; options several commands share are
+in :mod:`clir_toolkit.cli.options`. The handlers only parse: they build the same config
+objects the recipes use and call the library (or :mod:`clir_toolkit.experiments`).
+"""
+
+from __future__ import annotations
+
+import _thread
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator, Sequence
+
+from clir_toolkit import progress
+from clir_toolkit.cli import (
+    bench,
+    collection,
+    completion,
+    demo,
+    embed,
+    evaluate,
+    index,
+    rerank,
+    resource,
+    run,
+    search,
+)
+from clir_toolkit.cli.options import _common_options
+from clir_toolkit.errors import ClirError, Interrupted, UsageError
+
+COMMANDS = (
+    collection, index, search, evaluate, resource, embed, rerank, run, bench, completion, demo,
+)  # fmt: skip
+"""The command modules, in the order ``clir --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``clir`` and every sub-command (each module registers its own)."""
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="clir",
+        description="Cross-language information retrieval: BM25 over Lucene with query "
+        "translation, neural reranking, evaluation with significance tests.",
+    )
+    from clir_toolkit import __version__
+
+    parser.add_argument("--version", action="version", version=f"clir_toolkit {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(commands, common)
+    return parser
+
+
+@contextlib.contextmanager
+def signals_as_exceptions() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`~clir_toolkit.errors.Interrupted` while a command
+    runs, as SIGINT raises KeyboardInterrupt: either way the exception unwinds through the
+    ``atomic_write``/``atomic_directory`` blocks, which remove their temporary files.
+
+    A signal that arrives while Python runs a finaliser or a weakref callback (the import
+    machinery has some) raises there, where Python can only print "Exception ignored" and
+    go on; the command would then finish as if never interrupted. The unraisable-exception
+    hook below catches that case silently and sends the signal again, so that it
+    raises in the command's own code a moment later.
+    """
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    def send_signal_later(signum: int) -> None:
+        time.sleep(0.05)
+        os.kill(os.getpid(), signum)
+
+    def redeliver(unraisable: sys.UnraisableHookArgs) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, KeyboardInterrupt):
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            # Sent from another thread, a little later: sent from here, the handler would
+            # raise inside this hook (threading.Thread.start() waits, so _thread it is).
+            _thread.start_new_thread(send_signal_later, (signum,))
+        else:
+            previous_hook(unraisable)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, redeliver
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous_hook
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def error_line(exc: BaseException) -> tuple[str, int]:
+    """What ``clir`` prints for an error that ends a command, and the exit status.
+
+    The one error boundary of the command line: every failure is one line on stderr.
+    """
+    from clir_toolkit import jvm
+
+    if isinstance(exc, ClirError):
+        return f"clir: error: {exc}", 2 if isinstance(exc, UsageError) else 1
+    if isinstance(exc, Interrupted):
+        return "clir: interrupted", 128 + exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return "clir: interrupted", 130
+    if isinstance(exc, OSError) and exc.errno is not None:
+        from clir_toolkit.files import describe_os_error
+
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"clir: error: {where}{describe_os_error(exc)}", 1
+    if isinstance(exc, MemoryError):
+        return "clir: error: out of memory (try a smaller input or --java-heap)", 1
+    if jvm.is_java_exception(exc):
+        detail = jvm.java_error_text(exc).splitlines()[0]
+        return f"clir: error: Java: {detail} (run with --debug for the trace)", 1
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        f"clir: internal error: {type(exc).__name__}: {detail} "
+        "(run again with --debug for the traceback, and please report it)",
+        1,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with signals_as_exceptions():
+            if getattr(args, "java_heap", None):
+                from clir_toolkit import jvm
+
+                jvm.configure(args.java_heap)
+            quiet = getattr(args, "quiet", False)
+            with progress.silenced() if quiet else contextlib.nullcontext():
+                return int(args.handler(args))
+    except BrokenPipeError:
+        # `clir ... | head`: the reader left; say nothing more and let Python exit quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (Exception, KeyboardInterrupt) as exc:
+        if args.debug and not isinstance(exc, KeyboardInterrupt):
+            raise
+        line, status = error_line(exc)
+        print(line, file=sys.stderr)
+        return status

@@ -1,0 +1,157 @@
+"""``clir bench search|rerank``: speed benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.cli.options import (
+    _bm25_options,
+    _read_topics,
+    _topic_options,
+    _translation,
+    _translation_options,
+)
+from clir_toolkit.errors import UsageError
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the command's parser to ``commands``."""
+    p = commands.add_parser(
+        "bench",
+        parents=[common],
+        help="benchmarks (speed)",
+        description="Speed benchmarks; figures go to the README.",
+    )
+    bench = p.add_subparsers(dest="bench", metavar="WHAT", required=True)
+    b = bench.add_parser(
+        "search", parents=[common], help="queries/s of clir search vs Anserini's batch_search"
+    )
+    b.add_argument("--index", required=True, type=Path)
+    _topic_options(b)
+    _bm25_options(b)
+    _translation_options(b)
+    b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    b.set_defaults(handler=cmd_bench_search)
+    b = bench.add_parser(
+        "rerank",
+        parents=[common],
+        help="pairs/s scored and training steps/s of K-NRM and the dual encoder",
+        description="Scoring throughput and training speed of the rerankers on random ids, "
+        "on the CPU and on CUDA when torch sees a GPU (with the implied share of the GPU's "
+        "memory bandwidth).",
+    )
+    b.add_argument("--models", nargs="+", default=["knrm", "dual"], choices=["knrm", "dual"])
+    b.add_argument("--encoder", default="avg", choices=["avg", "cnn", "lstm"])
+    b.add_argument(
+        "--device",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="auto: the CPU, and CUDA when present (default)",
+    )
+    b.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
+    b.add_argument("--query-len", type=int, default=10)
+    b.add_argument("--doc-len", type=int, default=300)
+    b.add_argument("--dim", type=int, default=300)
+    b.add_argument("--query-vocab", type=int, default=50_000)
+    b.add_argument("--doc-vocab", type=int, default=100_000)
+    b.add_argument("--batch-size", type=int, default=256, help="pairs per scoring batch")
+    b.add_argument("--train-batch-size", type=int, default=128)
+    b.add_argument("--warmup", type=int, default=3, help="untimed calls first (default 3)")
+    b.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
+    b.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for torch (default: the toolkit's choice, all cores but one, "
+        "unless OMP_NUM_THREADS is set)",
+    )
+    b.add_argument(
+        "--peak-bandwidth-gbs",
+        type=float,
+        default=3350.0,
+        help="GPU memory bandwidth for the bandwidth share (default: H100 SXM, 3350)",
+    )
+    real = b.add_argument_group(
+        "one epoch on a real collection (instead of random ids)",
+        "time clir rerank train's steps on a collection's training split and the first-stage "
+        "run of its negatives, and print the epoch time they imply",
+    )
+    real.add_argument("--collection", type=Path, help="collection directory")
+    real.add_argument("--run", type=Path, help="first-stage run of the split (negatives)")
+    real.add_argument("--split", default="train", help="the split trained on (default train)")
+    b.set_defaults(handler=cmd_bench_rerank)
+
+
+def cmd_bench_search(args: argparse.Namespace) -> int:
+    from clir_toolkit.bench import bench_search, format_bench_search
+
+    translation = _translation(args)
+    result = bench_search(
+        args.index,
+        _read_topics(args),
+        hits=args.hits,
+        k1=args.k1,
+        b=args.b,
+        structure=args.structure or translation.default_structure,
+        threads=args.threads,
+        repeat=args.repeat,
+        translation=translation,
+    )
+    print(format_bench_search(result))
+    return 0
+
+
+def cmd_bench_rerank(args: argparse.Namespace) -> int:
+    from clir_toolkit.rerank.bench import BenchSettings, bench_rerank, format_bench_rerank
+
+    settings = BenchSettings(
+        query_len=args.query_len,
+        doc_len=args.doc_len,
+        dim=args.dim,
+        query_vocab=args.query_vocab,
+        doc_vocab=args.doc_vocab,
+        batch_size=args.batch_size,
+        train_batch_size=args.train_batch_size,
+        precision=args.precision,
+        encoder=args.encoder,
+        warmup=args.warmup,
+        seconds=args.seconds,
+        peak_bandwidth_gbs=args.peak_bandwidth_gbs,
+        threads=args.threads,
+    )
+    if (args.collection is None) != (args.run is None):
+        raise UsageError("--collection and --run go together: the run gives the negatives")
+    if args.collection is not None:
+        return _bench_training_epoch(args, settings)
+    devices = None if args.device == "auto" else [args.device]
+    rows = bench_rerank(settings, args.models, devices)
+    print(format_bench_rerank(settings, rows))
+    return 0
+
+
+def _bench_training_epoch(args: argparse.Namespace, settings: Any) -> int:
+    """``clir bench rerank --collection DIR --run RUN``: one epoch's time per model."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.bench import bench_training_epoch, format_epoch_benches
+    from clir_toolkit.rerank.train import TrainConfig
+
+    collection = open_collection(args.collection)
+    rows = []
+    for model in args.models:
+        config = TrainConfig(
+            collection=collection.root,
+            topics=collection.split_file("topics", args.split),
+            qrels=collection.split_file("qrels", args.split),
+            run=args.run,
+            output=collection.root / "bench-unused.pt",
+            model=model,
+            encoder=args.encoder,
+            precision=args.precision,
+            device=args.device,
+            verbose=not args.quiet,
+        )
+        rows.append(bench_training_epoch(config, settings))
+    print(format_epoch_benches(collection.root, rows))
+    return 0

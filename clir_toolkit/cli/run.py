@@ -1,0 +1,37 @@
+"""``clir run``: TOML recipes, their runs and RESULTS.md (the experiments layer).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the command's parser to ``commands``."""
+    p = commands.add_parser(
+        "run",
+        parents=[common],
+        help="run TOML recipes and regenerate RESULTS.md",
+        description="Run recipes (one TOML file per system) on their collections: build "
+        "what is missing, write the runs under runs/, regenerate RESULTS.md beside the recipes.",
+    )
+    p.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE.toml")
+    p.add_argument(
+        "--results", type=Path, help="where to write RESULTS.md (default: beside the first recipe)"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run every recipe again, even those whose runs are up to date",
+    )
+    p.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from clir_toolkit.experiments.runner import run_recipes
+
+    results = run_recipes(args.recipes, quiet=args.quiet, results=args.results, force=args.force)
+    print(f"wrote {results}")
+    return 0

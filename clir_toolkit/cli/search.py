@@ -1,0 +1,97 @@
+"""``clir search`` (BM25 batch search into a TREC run) and ``clir translate`` (the translated
+topics, for inspection).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.cli.options import (
+    _bm25_options,
+    _feedback,
+    _feedback_options,
+    _read_topics,
+    _topic_options,
+    _translation,
+    _translation_options,
+)
+from clir_toolkit.errors import UsageError
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the command's parser to ``commands``."""
+    p = commands.add_parser(
+        "search",
+        parents=[common],
+        help="BM25 batch search into a TREC run",
+        description="Search an index with every topic; write a TREC run.",
+    )
+    p.add_argument("--index", required=True, type=Path, help="index built by 'clir index'")
+    _topic_options(p)
+    p.add_argument("--output", required=True, type=Path, help="TREC run file to write")
+    _bm25_options(p)
+    p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
+    _translation_options(p)
+    _feedback_options(p)
+    p.set_defaults(handler=cmd_search)
+
+    p = commands.add_parser(
+        "translate",
+        parents=[common],
+        help="translate topics, for inspection",
+        description="Write what a translator produces: .jsonl keeps each "
+        "term's weighted alternatives, .tsv a bag per topic.",
+    )
+    _topic_options(p)
+    p.add_argument("--output", required=True, type=Path, help="T.translated.tsv or .jsonl")
+    p.add_argument("--target-lang", help="document language (default: the --index's language)")
+    p.add_argument("--index", type=Path, help="index whose language is the target language")
+    _translation_options(p)
+    p.set_defaults(handler=cmd_translate)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.search import search_to_run
+    from clir_toolkit.translate.pipeline import build_queries
+
+    language = read_index_info(args.index).language
+    translation = _translation(args)
+    queries = build_queries(_read_topics(args), translation, language)
+    stats = search_to_run(
+        args.index,
+        queries,
+        args.output,
+        hits=args.hits,
+        k1=args.k1,
+        b=args.b,
+        structure=args.structure or translation.default_structure,
+        threads=args.threads,
+        tag=args.tag,
+        progress=not args.quiet,
+        feedback=_feedback(args),
+    )
+    if not args.quiet:
+        print(
+            f"{stats.queries} queries, {stats.hits} hits → {args.output} ({stats.seconds:.2f} s)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.translate.pipeline import build_queries, write_translations
+
+    if args.target_lang is None and args.index is None:
+        raise UsageError("clir translate needs --target-lang L or --index IDX")
+    language = args.target_lang or read_index_info(args.index).language
+    queries = build_queries(_read_topics(args), _translation(args), language)
+    write_translations(args.output, queries)
+    if not args.quiet:
+        for query in queries[:3]:
+            print(f"{query.qid}: {query.describe()}", file=sys.stderr)
+    return 0

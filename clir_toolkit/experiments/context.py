@@ -1,0 +1,136 @@
+"""Where and how one ``clir run`` works: its workspace, its options, what it builds on demand.
+
+A :class:`RunContext` is passed to every recipe runner instead of module-level switches: the
+:class:`Workspace` (where collections, indexes, runs and models live), ``quiet``, and
+``force`` with the time the run started. :meth:`RunContext.reusable` is the reuse rule of
+every file a run makes: fresh by :mod:`clir_toolkit.freshness` (same inputs, parameters and
+code) and, under ``clir run --force``, made by this run — so a forced run makes everything
+again, but a model or a first stage that two recipes share only once.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError
+from clir_toolkit.experiments.families import COLLECTIONS
+from clir_toolkit.freshness import is_fresh
+
+if TYPE_CHECKING:
+    from clir_toolkit.experiments.recipe import Recipe
+
+AUTO_EMBED_DIM = 100
+AUTO_EMBED_EPOCHS = 10
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where collections, indexes and runs live (relative to the repository root)."""
+
+    data: Path = Path("data")
+    indexes: Path = Path("indexes")
+    runs: Path = Path("runs")
+    models: Path = Path("models")
+
+    def collection_name(self, family: str, language: str, variant: str) -> str:
+        """``manpages-en-fr``, ``ddtp-en-fr-hard``: the family's name of the collection."""
+        return COLLECTIONS[family].name(language, variant)
+
+    def collection(self, family: str, language: str, variant: str) -> Path:
+        return self.data / self.collection_name(family, language, variant)
+
+    def index(self, family: str, language: str, variant: str) -> Path:
+        return self.indexes / self.collection_name(family, language, variant)
+
+    def run(self, recipe: Recipe, language: str, split: str) -> Path:
+        name = self.collection_name(recipe.collection, language, recipe.variant)
+        return self.runs / name / split / f"{recipe.name}.trec"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One ``clir run``: its workspace, whether it is quiet, and whether it was forced."""
+
+    workspace: Workspace = field(default_factory=Workspace)
+    quiet: bool = False
+    force: bool = False
+    """``clir run --force``: make every file again, even a fresh one (once per run)."""
+    started: float = field(default_factory=time.time)
+    """When the run began (``time.time()``): under ``force``, files made since are reused."""
+
+    def log(self, message: str) -> None:
+        """A progress line on stderr, unless the run is quiet."""
+        log(self.quiet, message)
+
+    def reusable(self, path: Path, key: str) -> bool:
+        """Whether to reuse ``path``: fresh for ``key`` and, under ``force``, made by this run."""
+        if self.force and path.is_file() and path.stat().st_mtime < self.started:
+            return False
+        return is_fresh(path, key)
+
+
+def log(quiet: bool, message: str) -> None:
+    """A progress line on stderr, unless ``quiet``."""
+    if not quiet:
+        print(message, file=sys.stderr)
+
+
+def ensure_collection(context: RunContext, family: str, language: str, variant: str) -> Path:
+    """The family's collection en→language, built if it is not there yet."""
+    path = context.workspace.collection(family, language, variant)
+    if not (path / "manifest.json").is_file():
+        context.log(f"building collection {path}")
+        COLLECTIONS[family].build(language, path, variant, not context.quiet)
+    return path
+
+
+def ensure_index(context: RunContext, family: str, language: str, variant: str) -> Path:
+    """The index of that collection, built if missing or built from another collection."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.index import build_index, read_index_info
+
+    collection = ensure_collection(context, family, language, variant)
+    index = context.workspace.index(family, language, variant)
+    fingerprint = open_collection(collection).fingerprint()
+    try:
+        current = read_index_info(index).collection_sha256 == fingerprint
+    except ClirError:
+        current = False
+    if not current:
+        context.log(f"indexing {collection} → {index}")
+        build_index(collection, index, verbose=False)
+    return index
+
+
+def resolve_auto_resources(
+    options: dict[str, Any], language: str, context: RunContext
+) -> dict[str, Any]:
+    """Replace ``"auto"`` resources by files under ``data/``, built when missing.
+
+    ``parallel = "auto"``: the gettext parallel text en→language (``clir resource parallel``);
+    ``embed = "auto"``: aligned embeddings trained offline (``clir embed train``).
+    """
+    options = dict(options)
+    if options.get("parallel") == "auto":
+        path = context.workspace.data / "parallel" / f"en-{language}.tsv"
+        if not path.is_file():
+            from clir_toolkit.resources.parallel import collect_parallel
+
+            collect_parallel(language, path)
+        options["parallel"] = str(path)
+    if options.get("embed") == "auto":
+        path = context.workspace.data / "embeddings" / f"en-{language}.vec"
+        if not path.is_file():
+            from clir_toolkit.translate.embed_train import train_bilingual_embeddings
+
+            # Smaller than `clir embed train`'s defaults (300-d, 20 epochs) so that the
+            # recipes stay within their time budget on two cores.
+            train_bilingual_embeddings(
+                language, path, dim=AUTO_EMBED_DIM, epochs=AUTO_EMBED_EPOCHS, progress=False
+            )
+        options["embed"] = str(path)
+    return options

@@ -1,0 +1,263 @@
+"""Recipes: one TOML file per system, run over collections, with a generated RESULTS.md.
+
+A recipe names a system and the collections it runs on; ``clir run baselines/*.toml``
+builds what is missing (collections, indexes), writes every run under ``runs/`` and
+regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"``) recipe::
+
+    name = "dict-syn"                       # the run's name and tag
+    title = "dictionary, Pirkola structure" # the row label in RESULTS.md
+    group = "dictionary form"               # rows compared with each other (or a list)
+    collection = "manpages"                 # or "ddtp" (Debian's package descriptions)
+    languages = ["fr", "de"]                # the family's collections en→L
+    variant = "standard"                    # or "hard" (documents without NAME / synopsis)
+    topics = "english"                      # or "human" (the monolingual reference)
+    baseline = false                        # true for the run others are tested against
+
+    [search]                                # options of `clir search`
+    translate = "dict"
+    structure = "syn"
+    k1 = 1.2
+    b = 0.75
+
+    [tune]                                  # optional grid, chosen on the dev split only
+    k1 = [0.9, 1.2]
+
+The collections of a family are :data:`COLLECTIONS`'s: ``collection = "ddtp"`` runs on
+``ddtp-en-L[-hard]`` (built from the apt lists an earlier fetch saved under
+``$CLIR_DATA/ddtp/lists``, else fetched there), and its runs go to
+``runs/ddtp-en-L[-hard]/``.
+
+Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
+run once with the chosen values and reported as it comes out.
+
+Every value is checked when the recipe is read, against the declared parameters of its
+table (:data:`RECIPE_PARAMS`, :data:`SEARCH_PARAMS`; :mod:`clir_toolkit.params`): a value of
+the wrong type or out of range is one line naming the file, the table and the key, before
+any work starts. The name is part of file names (letters, digits, ``-``, ``_`` and ``.``,
+not starting with a dot), and no two recipes of one ``clir run`` may write the same runs.
+
+A ``kind = "rerank"`` recipe reranks the runs of a search recipe of its directory with a
+neural model trained on the train split; its ``[rerank]`` table and what it produces are
+described in :mod:`clir_toolkit.experiments.rerank_table` and run by
+:mod:`clir_toolkit.experiments.rerank_runner`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.experiments.families import COLLECTIONS
+from clir_toolkit.experiments.rerank_table import check_rerank_table, sweep_recipes
+from clir_toolkit.experiments.tables import (
+    RECIPE_PARAMS,
+    SEARCH_FIX,
+    SEARCH_PARAMS,
+    TABLES,
+)
+from clir_toolkit.params import SAFE_NAME, check_table, check_value, reject_unknown_keys, show
+
+if TYPE_CHECKING:
+    from clir_toolkit.experiments.rerank_runner import RerankDetails
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One system, as read from its TOML file."""
+
+    path: Path
+    name: str
+    title: str
+    group: str
+    languages: tuple[str, ...]
+    collection: str = "manpages"
+    variant: str = "standard"
+    topics: str = "english"
+    baseline: bool = False
+    kind: str = "search"
+    search: dict[str, Any] = field(default_factory=dict)
+    tune: dict[str, list[Any]] = field(default_factory=dict)
+    rerank: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The groups the row belongs to (``group`` may list several, joined by " / ")."""
+        return tuple(g.strip() for g in self.group.split(" / "))
+
+
+@dataclass
+class RecipeOutcome:
+    """The runs one recipe wrote for one language (``runs``: split → run file).
+
+    A rerank recipe also names the first-stage run it reranked on each split, which
+    RESULTS.md tests it against, and the details of its reranker.
+    """
+
+    recipe: Recipe
+    language: str
+    runs: dict[str, Path]
+    chosen: dict[str, Any]
+    seconds: float
+    first_stage: dict[str, Path] = field(default_factory=dict)
+    rerank: RerankDetails | None = None
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and validate one recipe file (every problem a one-line error naming it)."""
+    path = Path(path)
+    values = _read_toml(path)
+    reject_unknown_keys(
+        path,
+        values,
+        [*RECIPE_PARAMS, *TABLES],
+        "keys",
+        f"a recipe may have: {', '.join(sorted([*RECIPE_PARAMS, *TABLES]))}",
+    )
+    top = {
+        key: check_value(path, "", param, values[key])
+        for key, param in RECIPE_PARAMS.items()
+        if key in values
+    }
+    name = top.get("name") or _name_from_file(path)
+    kind = top.get("kind", "search")
+    collection = top.get("collection", "manpages")
+    languages = _check_languages(path, collection, top.get("languages", ("fr",)))
+    search = check_table(
+        path, "search", values.get("search", {}), SEARCH_PARAMS, "options", SEARCH_FIX
+    )
+    tune = _check_tune(path, values.get("tune", {}))
+    if kind == "rerank":
+        check_rerank_table(path, {**values, **top, "name": name})
+    elif "rerank" in values:
+        raise FormatError(
+            path, None, "a search recipe takes no [rerank] table", 'add kind = "rerank"'
+        )
+    group = top.get("group", "other")
+    return Recipe(
+        path=path,
+        name=name,
+        title=top.get("title", name),
+        group=" / ".join(group if isinstance(group, tuple) else [group]),
+        languages=languages,
+        collection=collection,
+        variant=top.get("variant", "standard"),
+        topics=top.get("topics", "english"),
+        baseline=top.get("baseline", False),
+        kind=kind,
+        search=search,
+        tune=tune,
+        rerank=dict(values.get("rerank", {})),
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document of a recipe file, or one ClirError saying why it cannot be read."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return tomllib.loads(text)
+    except FileNotFoundError:
+        raise ClirError(f"{path}: no such recipe") from None
+    except IsADirectoryError:
+        raise ClirError(f"{path}: a directory, not a recipe file") from None
+    except OSError as exc:
+        raise ClirError(f"{path}: cannot read the recipe ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(
+            path, None, f"not UTF-8 text (byte {exc.start})", "save the recipe as UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise FormatError(path, None, f"invalid TOML: {exc}") from None
+
+
+def _name_from_file(path: Path) -> str:
+    """The recipe's name when it gives none: its file name, if that is a valid name."""
+    try:
+        return str(RECIPE_PARAMS["name"].check(path.stem))
+    except ClirError:
+        raise FormatError(
+            path,
+            None,
+            f"the file name {show(path.stem)} cannot name the runs",
+            f'add name = "..." made of {SAFE_NAME.description}',
+        ) from None
+
+
+def _check_languages(path: Path, family: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+    """``languages`` if the family has a collection for each, else one line listing those."""
+    param = dataclasses.replace(
+        RECIPE_PARAMS["languages"],
+        doc=f"the collections en→L of collection = {show(family)}",
+        choices=COLLECTIONS[family].languages,
+    )
+    return tuple(check_value(path, "", param, languages))
+
+
+def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
+    """The ``[tune]`` grid: a non-empty list of valid ``[search]`` values per option."""
+    lists = {key: dataclasses.replace(param, shape="list") for key, param in SEARCH_PARAMS.items()}
+    checked = check_table(path, "tune", table, lists, "options", SEARCH_FIX)
+    return {key: list(values) for key, values in checked.items()}
+
+
+def run_names(recipe: Recipe) -> list[str]:
+    """The names of the runs a recipe writes: its own, or one per point of a rerank sweep."""
+    if recipe.kind == "rerank" and recipe.rerank.get("sweep"):
+        return [point.name for point, _ in sweep_recipes(recipe)]
+    return [recipe.name]
+
+
+def check_distinct_names(recipes: Sequence[Recipe]) -> None:
+    """Refuse two recipes (or sweep points) whose runs would be written to the same files.
+
+    Names are compared without case, as a case-insensitive file system would.
+    """
+    seen: dict[str, Path] = {}
+    for recipe in recipes:
+        for name in run_names(recipe):
+            key = name.casefold()
+            if key in seen:
+                where = "another point of its sweep" if seen[key] == recipe.path else seen[key]
+                raise FormatError(
+                    recipe.path,
+                    None,
+                    f"the run name {show(name)} is also that of {where}",
+                    "give every recipe (and sweep point) its own name",
+                )
+            seen[key] = recipe.path
+
+
+def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
+    """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first),
+    of the given kind and of the referrer's collection family."""
+    directory = referrer.path.parent
+    candidates = [directory / f"{name}.toml"] + sorted(directory.glob("*.toml"))
+    for path in candidates:
+        if not path.is_file() or path.resolve() == referrer.path.resolve():
+            continue
+        recipe = load_recipe(path)
+        if recipe.name != name:
+            continue
+        if recipe.kind != kind:
+            raise FormatError(
+                referrer.path, None, f'[rerank] {key} names {path}, which is not kind = "{kind}"'
+            )
+        if recipe.collection != referrer.collection:
+            raise FormatError(
+                referrer.path,
+                None,
+                f"[rerank] {key} names {path}, which runs on collection = "
+                f"{show(recipe.collection)}, not collection = {show(referrer.collection)}",
+                "name a recipe of the same collection family",
+            )
+        return recipe
+    raise FormatError(
+        referrer.path,
+        None,
+        f'[rerank] {key} = "{name}": no recipe of that name in {directory}',
+        f'add {directory / (name + ".toml")} (kind = "{kind}")',
+    )

@@ -1,0 +1,356 @@
+"""Reranking experiments as recipes (``kind = "rerank"``): first stage → training → reranking.
+
+A rerank recipe names a first-stage search recipe (a ``kind = "search"`` recipe in the same
+directory, on the same ``collection`` family), a reranker and how it is trained and tested;
+``clir run rerank/*.toml`` then, for every language of the recipe:
+
+1. builds the collection and its index if they are missing
+   (:mod:`clir_toolkit.experiments.context`);
+2. makes the first-stage runs of the train, dev and test splits, or reuses them when they
+   are present and fresh (same search options, topics, index and toolkit code: one rule
+   for every reused file, :mod:`clir_toolkit.freshness`). The train split's run
+   gives the training negatives, the dev split's the candidates for model selection;
+3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
+   split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
+   trained with the same settings on the same files by the same code is there
+   (``models/<collection>/``);
+   (``clir run --force`` makes runs and models again, each once per run, even when fresh);
+4. reranks the top ``depth`` candidates of the dev and test runs (what
+   :func:`clir_toolkit.rerank.score.score_run` does, scored once so that an interpolation
+   weight can be chosen on dev) and writes them under ``runs/`` like any other run.
+
+Every reranked row of RESULTS.md is then tested against its own first stage
+(:mod:`clir_toolkit.experiments.results`), and :mod:`clir_toolkit.experiments.rerank_report`
+draws the figures.
+
+An example, the smooth-cosine dual encoder with SOSL (Liu et al., Table 2)::
+
+    name = "dual-sosl"
+    title = "dual encoder (avg), SOSL, ε = 1"
+    group = "loss (Table 2)"
+    kind = "rerank"
+    languages = ["fr", "de"]
+    topics = "english"            # the queries the reranker sees on dev and test
+
+    [rerank]
+    first_stage = "bm25-dict-syn" # rerank/bm25-dict-syn.toml, kind = "search"
+    model = "dual"
+    loss = "sosl"
+    epsilon = 1.0
+    negatives = 40
+    epochs = 10
+    figure = "figure-3-densities" # a panel of score densities per grade on the training set
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.experiments.context import RunContext, Workspace, ensure_index
+from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, find_recipe
+from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec, sweep_recipes
+from clir_toolkit.experiments.rerank_training import TrainedModel, train_model
+from clir_toolkit.experiments.search_runner import SPLITS, ensure_first_stage, topics_kind
+from clir_toolkit.freshness import digest, mark_fresh
+
+SELECTION_MEASURE = "nDCG@10"
+
+
+def reranker_topics(
+    recipe: Recipe, spec: RerankSpec, language: str, split: str, context: RunContext
+) -> Path:
+    """The topics the reranker reads on ``split``: English, human, or English translated."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.translate.pipeline import (
+        TranslationOptions,
+        build_queries,
+        write_translations,
+    )
+
+    workspace = context.workspace
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
+    topics = collection.split_file(topics_kind(spec.test_topics), split)
+    if not spec.translation:
+        return topics
+    output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
+    key = digest(
+        {"translation": spec.translation, "topics": sha256_file(topics), "lang": language}
+    )
+    if not context.reusable(output, key):
+        context.log(f"translating the {split} queries for {recipe.name} → {output}")
+        options = TranslationOptions(**spec.translation)
+        write_translations(output, build_queries(read_topics(topics), options, language))
+        mark_fresh(output, key)
+    return output
+
+
+def query_oov(reranker: Any, topics: Path) -> float:
+    """Share of the query tokens that are outside the model's query vocabulary."""
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.rerank.data import rerank_tokens
+
+    vocab = reranker.query_vocab
+    tokens = [
+        token
+        for topic in read_topics(topics)
+        for token in rerank_tokens(vocab.language, topic.query)[: reranker.max_query_len]
+    ]
+    return sum(token not in vocab for token in tokens) / len(tokens) if tokens else 0.0
+
+
+def training_scores(
+    reranker: Any, config_settings: Mapping[str, str], device: Any
+) -> dict[int, list[float]]:
+    """Model scores of the pointwise training examples, by grade (Liu et al., Figure 3).
+
+    The examples are those training used: every judged relevant document of a training query
+    and its first ``negatives`` non-relevant first-stage candidates.
+    """
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.formats import read_qrels, read_run, read_topics
+    from clir_toolkit.rerank.candidates import encode_candidates, score_encoded
+    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for, relevance_examples
+
+    collection = open_collection(config_settings["collection"])
+    topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}
+    examples = relevance_examples(
+        read_qrels(config_settings["qrels"]),
+        read_run(config_settings["run"]),
+        int(config_settings["negatives_per_query"]),
+        topics,
+    )
+    candidates: dict[str, list[str]] = {}
+    for example in examples:
+        candidates.setdefault(example.qid, []).append(example.docid)
+    encoder = DocumentEncoder(
+        collection.corpus,
+        reranker.doc_vocab,
+        reranker.max_doc_len,
+        cache_dir_for(collection.root, None),
+    )
+    encoded = encode_candidates(
+        topics, candidates, reranker.query_vocab, reranker.max_query_len, encoder
+    )
+    scores = score_encoded(reranker.model, encoded, device)
+    by_grade: dict[int, list[float]] = {}
+    for example in examples:
+        by_grade.setdefault(example.grade, []).append(scores[(example.qid, example.docid)])
+    return by_grade
+
+
+@dataclass
+class RerankDetails:
+    """What RESULTS.md reports about a reranked row besides its measures."""
+
+    first_stage: str
+    model: Path
+    model_description: str
+    trained_on: str
+    tested_with: str
+    summary: dict[str, Any]
+    reused: bool
+    query_oov: dict[str, float]
+    sweep: dict[str, Any] = field(default_factory=dict)
+    figure: str | None = None
+    figure_title: str | None = None
+    training_scores: dict[int, list[float]] = field(default_factory=dict)
+    thresholds: tuple[float, float] | None = None
+
+
+def describe_model(summary: Mapping[str, Any]) -> str:
+    """``dual avg, sosl, ε=1`` or ``knrm, hinge`` from a training summary."""
+    settings = summary.get("settings", {})
+    if summary.get("pretrained"):
+        epsilon = summary.get("epsilon")
+        return f"{summary['pretrained']} fine-tuned, {summary.get('loss', '?')}, ε={epsilon:g}"
+    parts = [str(summary.get("model", "?"))]
+    if parts[0] == "dual":
+        parts[0] += f" {settings.get('encoder', 'avg')}"
+    parts.append(str(summary.get("loss", "?")))
+    if parts[0].startswith("dual"):
+        epsilon = summary.get("epsilon")
+        parts.append(f"ε={1.0 if epsilon is None else epsilon:g}")
+    if summary.get("thresholds"):
+        parts.append("θ=" + "/".join(f"{t:g}" for t in summary["thresholds"]))
+    if summary.get("tie_embeddings"):
+        parts.append("tied")
+    return ", ".join(parts)
+
+
+def _queries_label(topics: str, language: str, translation: Mapping[str, Any]) -> str:
+    if topics == "human":
+        return f"human {language} queries"
+    if not translation:
+        return "English queries"
+    how = translation.get("mt") or translation.get("dictionary") or translation["translate"]
+    mode = f", {translation['dict_mode']}" if "dict_mode" in translation else ""
+    return f"English queries, {translation['translate']}-translated ({how}{mode})"
+
+
+def run_rerank_recipe(
+    recipe: Recipe, language: str, context: RunContext
+) -> RecipeOutcome | list[RecipeOutcome]:
+    """Run a rerank recipe on one language: one outcome, or one per sweep point."""
+    points = sweep_recipes(recipe)
+    if len(points) == 1 and not points[0][1]:
+        return rerank_one(recipe, language, context)
+    return [rerank_one(point, language, context, values) for point, values in points]
+
+
+def rerank_one(
+    recipe: Recipe,
+    language: str,
+    context: RunContext,
+    sweep: Mapping[str, Any] | None = None,
+) -> RecipeOutcome:
+    """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
+    from clir_toolkit.rerank.candidates import encode_run, score_encoded
+    from clir_toolkit.rerank.device import resolve_device
+    from clir_toolkit.rerank.model_file import load_model
+
+    started = time.perf_counter()
+    spec = rerank_spec(recipe)
+    first = find_recipe(recipe, spec.first_stage, "search", "first_stage")
+    trainer = recipe
+    if spec.model_from is not None:
+        trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
+        if trainer.rerank.get("sweep"):
+            raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+    ensure_index(context, recipe.collection, language, recipe.variant)
+    workspace = context.workspace
+    collection = workspace.collection(recipe.collection, language, recipe.variant)
+    first_runs = ensure_first_stage(first, language, context)
+    trained = train_model(trainer, language, context)
+    trainer_spec = rerank_spec(trainer)
+    device = resolve_device(
+        str(recipe.rerank.get("device", trainer_spec.training.get("device", "auto")))
+    )
+    if trainer_spec.pretrained is not None:
+        if spec.test_topics != "english" or spec.translation:
+            raise FormatError(
+                recipe.path, None, "a fine-tuned encoder reads the English queries: no "
+                "translate and no human topics",
+            )  # fmt: skip
+        neural, ranked = _tuned_scores(
+            trained.path, collection, first_runs, spec.depth, context.quiet
+        )
+        return _reranked_outcome(
+            recipe, language, workspace, spec, first, trained, trainer_spec, collection,
+            first_runs, neural, ranked, {}, device, sweep, started,
+        )  # fmt: skip
+    reranker = load_model(trained.path, device)
+    expected = "en" if spec.test_topics == "english" and not spec.translation else None
+    if expected is None:
+        from clir_toolkit.collection import open_collection
+
+        expected = open_collection(collection).doc_lang or language
+    if reranker.query_language != expected:
+        raise ClirError(
+            f"{recipe.path}: the model {trained.path} reads {reranker.query_language} queries, "
+            f"but this recipe gives it {expected} queries; train it on such queries "
+            "(train_topics) or translate the test queries (translate)"
+        )
+
+    # Score each split once; choose λ (if several) by nDCG@10 on dev.
+    neural, ranked, oov = {}, {}, {}
+    for split in SPLITS:
+        topics = reranker_topics(recipe, spec, language, split, context)
+        oov[split] = query_oov(reranker, topics)
+        ranked[split], encoded = encode_run(
+            reranker, collection, topics, first_runs[split], spec.depth
+        )
+        neural[split] = score_encoded(reranker.model, encoded, device)
+    return _reranked_outcome(
+        recipe, language, workspace, spec, first, trained, trainer_spec, collection, first_runs,
+        neural, ranked, oov, device, sweep, started, reranker,
+    )  # fmt: skip
+
+
+def _tuned_scores(
+    model: Path, collection: Path, first_runs: Mapping[str, Path], depth: int, quiet: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder."""
+    from clir_toolkit.rerank.candidates import read_candidates
+    from clir_toolkit.rerank.model_file import read_model_file
+    from clir_toolkit.rerank.tuned import score_run_tuned
+
+    data = read_model_file(model)
+    neural, ranked = {}, {}
+    for split in SPLITS:
+        read = read_candidates(collection, collection / f"topics.{split}.tsv", first_runs[split],
+                               depth)  # fmt: skip
+        neural[split], _ = score_run_tuned(model, data, read, None, not quiet)
+        ranked[split] = read.ranked
+    return neural, ranked
+
+
+def _reranked_outcome(
+    recipe: Recipe, language: str, workspace: Workspace, spec: RerankSpec, first: Recipe,
+    trained: TrainedModel, trainer_spec: RerankSpec, collection: Path,
+    first_runs: Mapping[str, Path], neural: Mapping[str, Any], ranked: Mapping[str, Any],
+    oov: dict[str, float], device: Any, sweep: Mapping[str, Any] | None, started: float,
+    reranker: Any = None,
+) -> RecipeOutcome:  # fmt: skip
+    """λ chosen on dev (if several), the runs written, the outcome of the row."""
+    from clir_toolkit.formats import read_qrels, write_run
+    from clir_toolkit.rerank.candidates import rerank_rows
+    from clir_toolkit.rerank.train import mean_measure
+
+    chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
+    weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None
+    if len(spec.interpolate) > 1:
+        dev_qrels = read_qrels(collection / "qrels.dev.txt")
+        scores = {
+            lam: mean_measure(
+                dev_qrels,
+                rerank_rows(ranked["dev"], neural["dev"], spec.depth, lam, recipe.name),
+                SELECTION_MEASURE,
+            )
+            for lam in spec.interpolate
+        }
+        weight = max(spec.interpolate, key=lambda lam: (scores[lam], -spec.interpolate.index(lam)))
+        chosen["λ"] = weight
+    elif weight is not None:
+        chosen["λ"] = weight
+    runs = {}
+    for split in SPLITS:
+        output = workspace.run(recipe, language, split)
+        write_run(
+            output, rerank_rows(ranked[split], neural[split], spec.depth, weight, recipe.name)
+        )
+        runs[split] = output
+
+    scores_by_grade: dict[int, list[float]] = {}
+    if spec.figure and not sweep and reranker is not None:
+        scores_by_grade = training_scores(reranker, trained.summary["settings"], device)
+    details = RerankDetails(
+        first_stage=first.name,
+        model=trained.path,
+        model_description=describe_model(trained.summary),
+        trained_on=_queries_label(trainer_spec.train_topics, language, {}),
+        tested_with=_queries_label(spec.test_topics, language, spec.translation),
+        summary=trained.summary,
+        reused=trained.reused,
+        query_oov=oov,
+        sweep=dict(sweep or {}),
+        figure=spec.figure,
+        figure_title=spec.figure_title,
+        training_scores=scores_by_grade,
+        thresholds=trainer_spec.thresholds,
+    )
+    return RecipeOutcome(
+        recipe,
+        language,
+        runs,
+        chosen,
+        time.perf_counter() - started,
+        first_stage={split: first_runs[split] for split in SPLITS},
+        rerank=details,
+    )

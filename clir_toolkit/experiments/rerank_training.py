@@ -1,0 +1,206 @@
+"""Step 3 of a rerank recipe: the model it trains, or reuses when one made from the same
+inputs with the same settings by the same code is there (``models/<collection>/``).
+
+A word-level model is trained with :func:`clir_toolkit.rerank.train.train_reranker` on the
+train split, keeping the epoch with the best dev nDCG@10; with ``pretrained``, the encoder
+is fine-tuned with :func:`clir_toolkit.rerank.tuned.train_tuned`. The first-stage runs the
+training reads are made on the way
+(:func:`~clir_toolkit.experiments.search_runner.ensure_first_stage`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import FormatError
+from clir_toolkit.experiments.context import RunContext, Workspace
+from clir_toolkit.experiments.recipe import Recipe, find_recipe
+from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
+from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
+from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+
+
+@dataclass
+class TrainedModel:
+    """A model file and what its training reported (kept in the model's sidecar)."""
+
+    path: Path
+    summary: dict[str, Any]
+    reused: bool
+
+
+def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
+    """``models/<collection>/<recipe>.pt``: where a recipe's model for ``language`` lives."""
+    name = workspace.collection_name(recipe.collection, language, recipe.variant)
+    return workspace.models / name / f"{recipe.name}.pt"
+
+
+def train_config(
+    recipe: Recipe, spec: RerankSpec, language: str, context: RunContext
+) -> Any:
+    """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
+    ``pretrained`` the :class:`~clir_toolkit.rerank.tuned.TunedConfig`."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.train import TrainConfig
+
+    first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
+    runs = ensure_first_stage(first, language, context)
+    workspace = context.workspace
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
+    kind = topics_kind(spec.train_topics)
+    doc_language = collection.doc_lang or language
+    if spec.pretrained is not None:
+        return _tuned_config(recipe, spec, collection, kind, runs, context, language)
+    if spec.train_queries is not None:
+        raise FormatError(
+            recipe.path, None, "[rerank] train_queries applies with pretrained",
+            "for a word-level model, make a collection whose train split is smaller",
+        )  # fmt: skip
+    return TrainConfig(
+        **_training_files(recipe, collection, kind, runs, workspace, language),
+        depth=spec.depth,
+        query_language=doc_language if spec.train_topics == "human" else None,
+        doc_language=doc_language,
+        verbose=not context.quiet,
+        epsilon=spec.epsilon,
+        sosl_thresholds=spec.thresholds,
+        tie_embeddings=spec.tie_embeddings,
+        **spec.training,
+    )
+
+
+def _training_files(
+    recipe: Recipe, collection: Any, kind: str, runs: Mapping[str, Path], workspace: Workspace,
+    language: str,
+) -> dict[str, Any]:  # fmt: skip
+    """The inputs and output of a training, word-level or fine-tuned: the train split's
+    topics, qrels and first-stage run, the dev split's for model selection, the model file."""
+    return {
+        "collection": collection.root,
+        "topics": collection.split_file(kind, "train"),
+        "qrels": collection.split_file("qrels", "train"),
+        "run": runs["train"],
+        "output": model_path(recipe, language, workspace),
+        "dev_topics": collection.split_file(kind, "dev"),
+        "dev_qrels": collection.split_file("qrels", "dev"),
+        "dev_run": runs["dev"],
+    }
+
+
+#: [rerank] keys a fine-tuned encoder takes, and their TunedConfig fields.
+TUNED_KEYS = {"negatives_per_query": "negatives", "epochs": "epochs", "lr": "lr",
+              "batch_size": "batch_size", "seed": "seed", "loss": "loss"}  # fmt: skip
+"""TrainConfig fields that a fine-tuned encoder takes too → their TunedConfig names."""
+
+
+def _tuned_config(
+    recipe: Recipe, spec: RerankSpec, collection: Any, kind: str, runs: Mapping[str, Path],
+    context: RunContext, language: str,
+) -> Any:  # fmt: skip
+    """The :class:`TunedConfig` of a recipe with ``pretrained``: English queries only."""
+    from clir_toolkit.rerank.tuned import TunedConfig
+
+    other = sorted(set(spec.training) - set(TUNED_KEYS))
+    if other or spec.tie_embeddings or spec.train_topics != "english":
+        what = other[0] if other else "tie_embeddings" if spec.tie_embeddings else "train_topics"
+        raise FormatError(
+            recipe.path, None,
+            f"[rerank] {what} does not apply with pretrained (a fine-tuned encoder reads the "
+            "English queries; it takes negatives, epochs, lr, batch_size, seed, loss, "
+            "epsilon, thresholds)",
+        )  # fmt: skip
+    assert spec.pretrained is not None
+    options = {TUNED_KEYS[key]: value for key, value in spec.training.items()}
+    if spec.epsilon is not None:
+        options["epsilon"] = spec.epsilon
+    if spec.train_queries is not None:
+        options["train_queries"] = spec.train_queries
+    return TunedConfig(
+        **_training_files(recipe, collection, kind, runs, context.workspace, language),
+        encoder=spec.pretrained,
+        depth=spec.depth,
+        sosl_thresholds=spec.thresholds,
+        verbose=not context.quiet,
+        **options,
+    )
+
+
+def _training_key(config: Any, spec: RerankSpec) -> str:
+    """What a model depends on: its settings and the content of every input file."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.rerank.data import ANALYSIS_VERSION
+    from clir_toolkit.rerank.model_file import MODEL_FORMAT
+    from clir_toolkit.rerank.pretrained import encoder_fingerprint
+    from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
+
+    volatile = {"output", "verbose", "cache_dir", "resume", "device"}
+    settings = {
+        k: str(v) if isinstance(v, Path) else v
+        for k, v in dataclasses.asdict(config).items()
+        if k not in volatile
+    }
+    files = {
+        name: sha256_file(getattr(config, name))
+        for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "embeddings")
+        if getattr(config, name, None) is not None
+    }
+    return digest(
+        {
+            "settings": settings,
+            "files": files,
+            "collection": open_collection(config.collection).fingerprint(),
+            "epsilon": spec.epsilon,
+            "thresholds": spec.thresholds,
+            "tie_embeddings": spec.tie_embeddings,
+            "analysis": ANALYSIS_VERSION,
+            "format": TUNED_FORMAT if spec.pretrained is not None else MODEL_FORMAT,
+            **({"encoder": encoder_fingerprint(spec.pretrained)} if spec.pretrained else {}),
+        }
+    )
+
+
+def train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedModel:
+    """The recipe's model for ``language``: reused when fresh, trained otherwise."""
+    from clir_toolkit.rerank.train import train_reranker
+    from clir_toolkit.rerank.tuned import train_tuned
+
+    spec = rerank_spec(recipe)
+    config = train_config(recipe, spec, language, context)
+    key = _training_key(config, spec)
+    output = config.output
+    if context.reusable(output, key):
+        context.log(f"reusing {output} (trained with the same settings on the same files)")
+        return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
+    context.log(f"training {recipe.name} on {language} → {output}")
+    if spec.pretrained is not None:
+        report = train_tuned(config)
+    else:
+        report = train_reranker(config)
+        report.checkpoint.unlink(missing_ok=True)  # a finished training needs no checkpoint
+    summary = {
+        "model": report.model,
+        "loss": report.loss,
+        "device": report.device,
+        "examples": report.examples,
+        "query_vocab_size": report.query_vocab_size,
+        "doc_vocab_size": report.doc_vocab_size,
+        "best_epoch": report.best_epoch,
+        "best_dev": report.best_dev,
+        "epochs": len(report.history),
+        "history": [dataclasses.asdict(r) for r in report.history],
+        "seconds": report.seconds,
+        "train_topics": spec.train_topics,
+        "train_first_stage": spec.train_first_stage,
+        "pretrained": spec.pretrained,
+        "epsilon": config.epsilon if spec.pretrained is not None else spec.epsilon,
+        "thresholds": spec.thresholds,
+        "tie_embeddings": spec.tie_embeddings,
+        "settings": {k: str(v) for k, v in dataclasses.asdict(config).items()},
+    }
+    mark_fresh(output, key, {"summary": summary})
+    return TrainedModel(output, summary, reused=False)

@@ -1,0 +1,176 @@
+"""Running a search recipe (``kind = "search"``): first-stage runs of the dev and test splits.
+
+Values in ``[tune]`` are chosen by nDCG@10 on the dev split (tuning runs retrieve the top
+:data:`TUNE_HITS` only), then the dev and test runs are written with the chosen values. A
+run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunContext.reusable`):
+its sidecar records the recipe file, the split's topics and the indexed collection it was
+made from, and the toolkit's code. A rerank recipe's first stage
+(:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
+split as well.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
+from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
+from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+
+SPLITS = ("dev", "test")
+ALL_SPLITS = ("train", "dev", "test")
+TUNE_MEASURE = "nDCG@10"
+TUNE_HITS = 20
+
+
+def search_run(
+    recipe: Recipe,
+    options: dict[str, Any],
+    index: Path,
+    topics_path: Path,
+    output: Path,
+    language: str,
+) -> None:
+    """One first-stage run with the recipe's options (``clir search`` as a library call)."""
+    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.search import search_to_run
+    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+
+    translation_keys = set(TranslationOptions.__dataclass_fields__)
+    translation = TranslationOptions(**{k: v for k, v in options.items() if k in translation_keys})
+    if recipe.topics == "human":
+        translation = replace(translation, translate="none", expand=None)
+    feedback = None
+    if options.get("prf") == "rm3":
+        feedback = Feedback.rm3(
+            options.get("fb_docs", 10),
+            options.get("fb_terms", 10),
+            options.get("original_weight", 0.5),
+        )
+    elif options.get("prf") == "rocchio":
+        feedback = Feedback(
+            "rocchio",
+            options.get("fb_docs", 10),
+            options.get("fb_terms", 10),
+            options.get("alpha", 1.0),
+            options.get("beta", 0.75),
+        )
+    queries = build_queries(read_topics(topics_path), translation, language)
+    search_to_run(
+        index,
+        queries,
+        output,
+        hits=options.get("hits", 1000),
+        k1=options.get("k1", 0.9),
+        b=options.get("b", 0.4),
+        structure=options.get("structure", "or"),
+        tag=recipe.name,
+        progress=False,
+        feedback=feedback,
+    )
+
+
+def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the [tune] values (one empty combination when none)."""
+    keys = sorted(tune)
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*(tune[k] for k in keys))
+    ]
+
+
+def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
+    """What a first-stage run depends on: the recipe file, the split's topics and the indexed
+    collection (the toolkit's code is part of every key, :mod:`clir_toolkit.freshness`)."""
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.index import read_index_info
+
+    return digest(
+        {
+            "recipe_sha256": sha256_file(recipe.path),
+            "topics_sha256": sha256_file(topics),
+            "index": read_index_info(index).collection_sha256,
+        }
+    )
+
+
+def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> RecipeOutcome:
+    """Tune on dev (if asked), then write the dev and test runs of one language."""
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.evaluate import evaluate_runs
+
+    started = time.perf_counter()
+    workspace = context.workspace
+    index = ensure_index(context, recipe.collection, language, recipe.variant)
+    collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
+    topics = {split: collection.split_file(topics_kind(recipe.topics), split) for split in SPLITS}
+    runs = {split: workspace.run(recipe, language, split) for split in SPLITS}
+    keys = {split: run_key(recipe, topics[split], index) for split in SPLITS}
+    if all(context.reusable(runs[split], keys[split]) for split in SPLITS):
+        context.log(f"  reusing the runs of {recipe.name} on {language} (unchanged)")
+        earlier = read_sidecar(runs["dev"]).get("chosen", {})
+        return RecipeOutcome(recipe, language, runs, earlier, 0.0)
+    chosen: dict[str, Any] = {}
+    search = resolve_auto_resources(recipe.search, language, context)
+    candidates = grid(recipe.tune)
+    if len(candidates) > 1:
+        best = None
+        for combination in candidates:
+            # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all hits.
+            options = {**search, **combination, "hits": TUNE_HITS}
+            search_run(recipe, options, index, topics["dev"], runs["dev"], language)
+            result = evaluate_runs(
+                collection.split_file("qrels", "dev"), [runs["dev"]], measures=TUNE_MEASURE
+            )
+            score = next(iter(result.means.values()))[TUNE_MEASURE]
+            if best is None or score > best[0]:
+                best = (score, combination)
+        assert best is not None
+        chosen = best[1]
+    elif candidates and candidates[0]:
+        chosen = candidates[0]
+    for split in SPLITS:
+        search_run(recipe, {**search, **chosen}, index, topics[split], runs[split], language)
+        mark_fresh(runs[split], keys[split], {"chosen": chosen})
+    return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
+
+
+def topics_kind(topics: str) -> str:
+    """The collection's topics file for ``"english"`` or ``"human"`` queries."""
+    return "topics-human" if topics == "human" else "topics"
+
+
+def ensure_first_stage(search: Recipe, language: str, context: RunContext) -> dict[str, Path]:
+    """The search recipe's runs of the train, dev and test splits, made if not fresh."""
+    from clir_toolkit.collection import open_collection
+
+    if search.tune:
+        raise FormatError(
+            search.path,
+            None,
+            "a first stage of reranking cannot have a [tune] table",
+            "write the values chosen on dev into [search]",
+        )
+    workspace = context.workspace
+    index = ensure_index(context, search.collection, language, search.variant)
+    collection = open_collection(workspace.collection(search.collection, language, search.variant))
+    runs = {}
+    for split in ALL_SPLITS:
+        topics = collection.split_file(topics_kind(search.topics), split)
+        if not topics.is_file():
+            raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
+        output = workspace.run(search, language, split)
+        key = run_key(search, topics, index)
+        if not context.reusable(output, key):
+            context.log(f"first stage {search.name} on {language}, {split} split → {output}")
+            options = resolve_auto_resources(search.search, language, context)
+            search_run(search, options, index, topics, output, language)
+            mark_fresh(output, key, {"chosen": {}})
+        runs[split] = output
+    return runs

@@ -1,0 +1,208 @@
+"""The tables of a recipe file, each key declared once: type, choices, default, doc.
+
+A recipe's top-level keys (:data:`RECIPE_PARAMS`), its ``[search]`` table (the options of
+``clir search``, :data:`SEARCH_PARAMS`), its ``[tune]`` grid (lists of the same) and a rerank
+recipe's ``[rerank]`` table (:data:`RERANK_PARAMS`: the training options as
+:class:`~clir_toolkit.rerank.train.TrainConfig` declares them, the translation options as
+``[search]`` does, the scoring options as :func:`~clir_toolkit.rerank.score.score_run` does).
+Validation, error messages and defaults all come from these declarations
+(:mod:`clir_toolkit.params`); :data:`KINDS` names the function that runs each kind of recipe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from clir_toolkit import plugins
+from clir_toolkit.experiments.families import COLLECTIONS
+from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
+from clir_toolkit.plugins import Names
+from clir_toolkit.translate.pipeline import EXPANSIONS, TRANSLATIONS
+
+KINDS = {
+    "search": "clir_toolkit.experiments.search_runner:run_search_recipe",
+    "rerank": "clir_toolkit.experiments.rerank_runner:run_rerank_recipe",
+}
+"""The kinds of recipe (``kind = "..."``) and the function that runs one on a language."""
+
+
+SEARCH_PARAMS = declare(
+    Param("translate", str, "none", "how the English queries become document-language ones",
+          choices=TRANSLATIONS),
+    Param("dictionary", str, doc="freedict:eng-fra[+fra-eng], cedict or a TSV file"),
+    Param("dict_mode", str, "all", "dictionary candidates kept per term",
+          choices=("all", "first", "weighted")),
+    Param("parallel", str, doc='parallel text of dict_mode = "weighted" ("auto": built)'),
+    Param("mt", str, doc="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv"),
+    Param("mt_target_lang", str, doc="target language token of NLLB/M2M100 models"),
+    Param("embed", str, doc='aligned embeddings, a .vec file ("auto": trained)'),
+    Param("embed_top", int, 1, "embedding candidates per term", minimum=1),
+    Param("w_major", float, 1.0, "equation 5.2: weight of the term", minimum=0),
+    Param("w_context", float, 0.2, "equation 5.2: weight of the context", minimum=0),
+    Param("expand", str, doc="pre-translation expansion", choices=EXPANSIONS),
+    Param("wordnet_synonyms", int, 3, "WordNet synonyms added per term", minimum=0),
+    Param("wordnet_weight", float, 0.5, "weight of a synonym", minimum=0),
+    Param("keep_source", float, 0.0, "weight of the kept English word, relative to the best "
+          "translation (0: translations only; clir search's default is 0.5)", minimum=0),
+    Param("structure", str, "or", "how a term's alternatives combine",
+          choices=("and", "or", "syn")),
+    Param("k1", float, 0.9, "BM25 k1", minimum=0),
+    Param("b", float, 0.4, "BM25 b", minimum=0, maximum=1),
+    Param("hits", int, 1000, "documents retrieved per query", minimum=1),
+    Param("prf", str, doc="pseudo-relevance feedback", choices=("rocchio", "rm3")),
+    Param("fb_docs", int, 10, "feedback documents", minimum=1),
+    Param("fb_terms", int, 10, "feedback terms", minimum=1),
+    Param("alpha", float, 1.0, "Rocchio: weight of the original query", minimum=0),
+    Param("beta", float, 0.75, "Rocchio: weight of the feedback terms", minimum=0),
+    Param("original_weight", float, 0.5, "RM3: weight of the original query",
+          minimum=0, maximum=1),
+)  # fmt: skip
+"""The ``[search]`` table: the options of ``clir search``, with underscores."""
+
+
+SEARCH_KEYS = frozenset(SEARCH_PARAMS)
+
+
+SEARCH_FIX = f"use the option names of 'clir search' with underscores: {', '.join(SEARCH_PARAMS)}"
+
+
+RECIPE_PARAMS = declare(
+    Param("name", str, doc="the run's name and tag, a file name (default: the recipe's)",
+          form=SAFE_NAME),
+    Param("title", str, doc="the row label in RESULTS.md (default: the name)"),
+    Param("group", str, "other", 'rows compared with each other (several: a list)',
+          shape="one or list"),
+    Param("collection", str, "manpages",
+          "the collection family: Debian man pages or package descriptions (DDTP)",
+          choices=tuple(COLLECTIONS)),
+    Param("languages", str, ("fr",), "the family's collections en→L", shape="list"),
+    Param("variant", str, "standard", "the collection variant", choices=("standard", "hard")),
+    Param("topics", str, "english", "the queries: English, or the human translations",
+          choices=("english", "human")),
+    Param("baseline", bool, False, "the run others are tested against"),
+    Param("kind", str, "search", "first stage, or a neural reranker",
+          choices=tuple(KINDS)),
+)  # fmt: skip
+"""The top-level keys of a recipe; its tables are ``[search]``, ``[tune]`` and ``[rerank]``."""
+
+
+TABLES = ("search", "tune", "rerank")
+
+
+# [rerank] key → TrainConfig field.
+TRAINING_KEYS = {
+    "model": "model",
+    "encoder": "encoder",
+    "loss": "loss",
+    "negatives": "negatives_per_query",
+    "pairs_per_query": "pairs_per_query",
+    "epochs": "epochs",
+    "lr": "lr",
+    "batch_size": "batch_size",
+    "dim": "dim",
+    "max_query_len": "max_query_len",
+    "max_doc_len": "max_doc_len",
+    "min_count": "min_count",
+    "max_vocab": "max_vocab",
+    "seed": "seed",
+    "device": "device",
+    "precision": "precision",
+    "grad_clip": "grad_clip",
+    "embeddings": "embeddings",
+}
+
+
+# [rerank] key → TrainConfig field of the model and loss options.
+MODEL_OPTION_FIELDS = {
+    "epsilon": "epsilon",
+    "thresholds": "sosl_thresholds",
+    "tie_embeddings": "tie_embeddings",
+}
+
+
+MODEL_OPTION_KEYS = tuple(MODEL_OPTION_FIELDS)
+
+
+TRANSLATION_KEYS = (
+    "translate",
+    "dictionary",
+    "dict_mode",
+    "mt",
+    "mt_target_lang",
+    "embed",
+    "embed_top",
+)
+
+
+def _rerank_params() -> dict[str, Param]:
+    """The ``[rerank]`` table: training options as :class:`TrainConfig` declares them, the
+    translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
+    from clir_toolkit.rerank.candidates import SCORE_PARAMS
+    from clir_toolkit.rerank.train import TRAIN_PARAMS
+    from clir_toolkit.rerank.tuned import TUNED_PARAMS
+
+    recipe_name = RECIPE_PARAMS["name"]
+    translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
+    translation["translate"] = dataclasses.replace(
+        translation["translate"],
+        choices=Names(("dict", "mt", "embed"), plugins.TRANSLATORS),  # "none" is leaving it out
+        default=None,
+    )
+    return {
+        "first_stage": dataclasses.replace(
+            recipe_name, name="first_stage", doc="the search recipe whose runs are reranked"
+        ),
+        "train_first_stage": dataclasses.replace(
+            recipe_name,
+            name="train_first_stage",
+            doc="the search recipe giving the training negatives (default: first_stage)",
+        ),
+        "train_topics": Param(
+            "train_topics",
+            str,
+            doc="the queries the model is trained on (default: the recipe's topics)",
+            choices=("english", "human"),
+        ),
+        "model_from": dataclasses.replace(
+            recipe_name, name="model_from", doc="the rerank recipe whose model is reused"
+        ),
+        "pretrained": Param(
+            "pretrained",
+            str,
+            doc="fine-tune this pretrained sentence encoder (rerank/tuned.py) instead of "
+            "training a word-level model",
+        ),
+        "train_queries": TUNED_PARAMS["train_queries"],
+        **renamed(TRAIN_PARAMS, TRAINING_KEYS),
+        **renamed(TRAIN_PARAMS, MODEL_OPTION_FIELDS),
+        **translation,
+        "depth": SCORE_PARAMS["depth"],
+        "interpolate": dataclasses.replace(
+            SCORE_PARAMS["interpolate"], shape="one or list", doc="λ, or λs to choose from on dev"
+        ),
+        "figure": Param(
+            "figure", str, doc="the PNG beside RESULTS.md that the row is drawn in", form=SAFE_NAME
+        ),
+        "figure_title": Param("figure_title", str, doc="the title of that figure"),
+    }
+
+
+RERANK_PARAMS = _rerank_params()
+"""The keys of ``[rerank]`` (``sweep`` aside), each declared once where its value is used."""
+
+
+RERANK_KEYS = frozenset((*RERANK_PARAMS, "sweep"))
+
+
+SWEEP_KEYS = frozenset(
+    (*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate", "train_queries")
+) - {
+    "model",
+    "device",
+    "precision",
+    "embeddings",
+}
+
+
+SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ", "train_queries": "N"}
+"""How a swept key is written in a row's title."""
