@@ -151,7 +151,8 @@ def test_fitting_the_pipeline_trains_the_model_train_reranker_trains(
     scored = {}
     for name, path in (("fitted", fitted), ("trained", model)):
         scored[name] = tmp_path / f"{name}.trec"
-        ct.score_run(path, TINY_FR, TOPICS, run, scored[name], device="cpu", verbose=False)
+        ct.score_run(path, TINY_FR, TOPICS, run, scored[name], device="cpu", verbose=False,
+                     cache_dir=tmp_path / "cache")  # fmt: skip
     assert _run_rankings(scored["fitted"]) == _run_rankings(scored["trained"])
 
 
