@@ -136,6 +136,10 @@ def test_the_reranker_scores_as_score_run(
     ct.score_run(model, TINY_FR, TOPICS, run, expected, verbose=False, **options)
     assert _rankings(results) == _run_rankings(expected)
     assert _rankings(results) != _run_rankings(run)  # the order did change
+    # Rows come back as PyTerrier lists results: queries in order, each best first.
+    assert list(dict.fromkeys(results["qid"])) == list(topics["qid"])
+    for _, ranks in results.groupby("qid", sort=False)["rank"]:
+        assert list(ranks) == list(range(len(ranks)))
 
 
 def test_fitting_the_pipeline_trains_the_model_train_reranker_trains(

@@ -288,10 +288,10 @@ class ClirReranker(pt.Estimator):
         out["score"] = [reranked[key].score for key in keys]
         out["rank"] = [reranked[key].rank - 1 + pt.model.FIRST_RANK for key in keys]
         # Queries in their first-seen order, each query's documents best first.
-        order = {qid: i for i, qid in enumerate(dict.fromkeys(qid for qid, _ in keys))}
-        out["_query_order"] = [order[qid] for qid, _ in keys]
-        out = out.sort_values(["_query_order", "rank"], kind="stable").drop(columns="_query_order")
-        return out.reset_index(drop=True)
+        query_order = {qid: i for i, qid in enumerate(dict.fromkeys(qid for qid, _ in keys))}
+        place = [(query_order[qid], reranked[qid, docno].rank) for qid, docno in keys]
+        rows = sorted(range(len(keys)), key=place.__getitem__)
+        return out.iloc[rows].reset_index(drop=True)
 
     def fit(
         self,
