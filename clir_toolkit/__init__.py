@@ -34,11 +34,18 @@ _EXPORTS = {
     "read_qrels": "clir_toolkit.formats",
     "read_run": "clir_toolkit.formats",
     "write_run": "clir_toolkit.formats",
+    "write_topics_tsv": "clir_toolkit.formats",
+    "write_qrels": "clir_toolkit.formats",
+    "Topic": "clir_toolkit.formats",
+    "Qrel": "clir_toolkit.formats",
+    "RunRow": "clir_toolkit.formats",
     # stage 1
     "build_index": "clir_toolkit.index",
     "TranslationOptions": "clir_toolkit.translate.pipeline",
     "build_queries": "clir_toolkit.translate.pipeline",
     "search_to_run": "clir_toolkit.search",
+    "StructuredQuery": "clir_toolkit.query",
+    "Searcher": "clir_toolkit.search",
     # stage 2
     "TrainConfig": "clir_toolkit.rerank.train",
     "train_reranker": "clir_toolkit.rerank.train",
