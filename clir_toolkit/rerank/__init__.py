@@ -3,9 +3,10 @@
 Models: :mod:`~clir_toolkit.rerank.knrm` (K-NRM, Xiong et al. 2017, trained on bilingual data
 as in the thesis *Neural CLIR*) and :mod:`~clir_toolkit.rerank.dual` (the dual encoder with
 Smooth Cosine Similarity of Liu et al., *Cross-Lingual Document Retrieval with Smooth
-Learning*). Losses: :mod:`~clir_toolkit.rerank.losses` (SOSL and its baselines, K-NRM's
-pairwise hinge). Analysis: :mod:`~clir_toolkit.rerank.bins` (the thesis' kernel bins).
-Data, training and scoring: :mod:`~clir_toolkit.rerank.data`, ``train``, ``score``.
+Learning*). Losses: :mod:`~clir_toolkit.rerank.losses`, one module each (SOSL and its baselines,
+K-NRM's pairwise hinge). Analysis: :mod:`~clir_toolkit.rerank.bins` (the thesis' kernel bins).
+Data, training and scoring: :mod:`~clir_toolkit.rerank.data`, ``train``, ``model_file``,
+``candidates``, ``score``.
 Pretrained multilingual sentence encoders: :mod:`~clir_toolkit.rerank.pretrained` (their
 cosine, no training) and :mod:`~clir_toolkit.rerank.tuned` (fine-tuned with the smooth cosine
 and SOSL: the default of ``clir rerank train``).
