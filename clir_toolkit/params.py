@@ -69,7 +69,8 @@ class Param:
     ``shape``: ``"one"`` value, a non-empty ``"list"`` (of ``length`` values if given,
     ``increasing`` if asked), or ``"one or list"``. ``minimum``/``maximum`` are inclusive
     bounds, ``above``/``below`` exclusive ones. ``optional``: ``None`` stands for the default
-    (library calls only; TOML has no null). ``flag``: the command line's spelling.
+    (library calls only; TOML has no null). ``flag``: the command line's spelling (default:
+    ``--`` and the name with hyphens); ``note`` and ``metavar`` only shape ``--help``.
     """
 
     name: str
@@ -87,6 +88,9 @@ class Param:
     increasing: bool = False
     optional: bool = False
     flag: str | None = None
+    note: str = ""
+    """More for ``--help`` than an error message needs: why the default, what was measured."""
+    metavar: str | None = None
 
     # -- what a value must be, in words ------------------------------------------------------
 
@@ -340,3 +344,48 @@ def with_defaults(params: Mapping[str, Param], cls: type) -> dict[str, Param]:
         name: dataclasses.replace(param, default=defaults.get(name, param.default))
         for name, param in params.items()
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line's half of a declaration
+# ---------------------------------------------------------------------------------------------
+
+
+def option_flag(param: Param) -> str:
+    """``--batch-size`` for ``batch_size``, or the declared ``flag``."""
+    return param.flag or "--" + param.name.replace("_", "-")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple | list):
+        return " ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def option_help(param: Param) -> str:
+    """``--help``'s line: the doc, then the default and the note in parentheses."""
+    shown = param.default is not None and param.type is not bool
+    default = f"default: {_plain(param.default)}" if shown else ""
+    extra = "; ".join(part for part in (default, param.note) if part)
+    text = f"{param.doc} ({extra})" if extra else param.doc
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def add_options(parser: Any, params: Iterable[Param]) -> None:
+    """One command-line option per declared parameter: its flag, type, choices, default and
+    help all come from the :class:`Param`, so that they are written once. Values are checked
+    where they are used (:func:`check_options`), in the same words for every caller."""
+    for param in params:
+        options: dict[str, Any] = {"dest": param.name, "help": option_help(param)}
+        if param.type is bool:
+            options["action"] = "store_true"
+        else:
+            options["type"] = param.type
+            options["default"] = param.default
+            if param.choices:
+                options["choices"] = param.choices
+            if param.metavar:
+                options["metavar"] = param.metavar
+        parser.add_argument(option_flag(param), **options)

@@ -47,6 +47,7 @@ from clir_toolkit.analysis import shared_analyzer
 from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import RunRow, Topic, write_run
 from clir_toolkit.index import read_index_info
+from clir_toolkit.params import Param, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
 
 if TYPE_CHECKING:
@@ -56,6 +57,25 @@ Structure = Literal["and", "or", "syn"]
 STRUCTURES: tuple[str, ...] = ("and", "or", "syn")
 CONTENTS_FIELD = "contents"
 ID_FIELD = "id"
+DEFAULT_HITS = 1000
+DEFAULT_K1 = 0.9
+DEFAULT_B = 0.4
+
+BM25_PARAMS = declare(
+    Param("k1", float, DEFAULT_K1, "BM25 k1", minimum=0,
+          note="pyserini's, so that plain queries rank as in pyserini; 1.2 was better on the "
+          "dev split of every man-page collection"),
+    Param("b", float, DEFAULT_B, "BM25 b", minimum=0, maximum=1,
+          note="pyserini's; 0.75 was better on the man pages' dev split"),
+    Param("hits", int, DEFAULT_HITS, "documents retrieved per query", minimum=1),
+    Param("structure", str, doc="how a term's alternatives combine: 'or' one bag of words, "
+          "'and' terms AND'ed, 'syn' Pirkola's synonym pseudo-terms", choices=STRUCTURES,
+          note="default: syn for --translate dict and embed: on the man pages' dev split "
+          "0.05-0.15 nDCG@10 ahead of 'or' in five languages, within 0.011 in it and ru; 'or' "
+          "for untranslated and machine-translated text, which has no alternatives to pool"),
+    Param("threads", int, 1, "Java threads searching the segments of an index", minimum=1),
+)  # fmt: skip
+"""The options of :func:`search_to_run` (``clir search``'s BM25 options)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,9 +391,9 @@ def search_to_run(
     queries: Sequence[StructuredQuery],
     output: str | Path,
     *,
-    hits: int = 1000,
-    k1: float = 0.9,
-    b: float = 0.4,
+    hits: int = DEFAULT_HITS,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
     structure: str = "or",
     threads: int = 1,
     tag: str = "clir",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -205,3 +206,26 @@ def test_sigterm_during_a_command_is_reported_as_interrupted(tmp_path: Path) -> 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 143
     assert result.stderr.strip() == "clir: interrupted"
+
+
+def test_clir_search_defaults_are_the_librarys() -> None:
+    """A bare `clir search` translates, searches and feeds back as the library's defaults do
+    (one declaration per option: flags, defaults and choices are generated from it)."""
+    from clir_toolkit.cli import build_parser
+    from clir_toolkit.cli.options import _feedback, _translation
+    from clir_toolkit.search import BM25_PARAMS, search_to_run
+    from clir_toolkit.translate.pipeline import TranslationOptions
+
+    args = build_parser().parse_args(["search", "--index", "i", "--topics", "t", "--output", "o"])
+    assert _translation(args) == TranslationOptions()
+    assert _feedback(args) is None
+    signature = inspect.signature(search_to_run).parameters
+    for name in ("hits", "k1", "b"):
+        assert getattr(args, name) == signature[name].default == BM25_PARAMS[name].default
+    given = build_parser().parse_args(
+        ["search", "--index", "i", "--topics", "t", "--output", "o", "--translate", "dict",
+         "--keep-source", "0", "--prf", "rm3", "--fb-docs", "5"]
+    )  # fmt: skip
+    assert _translation(given) == TranslationOptions(translate="dict", keep_source=0.0)
+    feedback = _feedback(given)
+    assert feedback is not None and (feedback.method, feedback.fb_docs) == ("rm3", 5)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +101,13 @@ def test_the_translator_keeps_the_english_in_query_0(topics: pd.DataFrame) -> No
     expected = ct.build_queries(ct.read_topics(TOPICS), OPTIONS, "fr")
     assert list(out[STRUCTURED_COLUMN]) == expected
     assert list(out["query"]) == [query_text(query) for query in expected]
-    # The query is French now: "list directory contents" → liste, contenu.
-    assert {"liste", "contenu"} <= set(out.loc[out["qid"] == "q1", "query"].item().split())
-    assert "list" not in out.loc[out["qid"] == "q1", "query"].item().split()
+    # The query is French now: "list directory contents" → liste, contenu, with the English
+    # word kept beside its translations as clir search keeps it by default (--keep-source 0.5);
+    # with keep_source 0 only the translations are left.
+    assert {"liste", "contenu", "list"} <= set(out.loc[out["qid"] == "q1", "query"].item().split())
+    french = ClirTranslator(replace(OPTIONS, keep_source=0.0), "fr").transform(topics)
+    assert {"liste", "contenu"} <= set(french.loc[french["qid"] == "q1", "query"].item().split())
+    assert "list" not in french.loc[french["qid"] == "q1", "query"].item().split()
 
 
 def test_translator_then_retriever_ranks_as_search_to_run(

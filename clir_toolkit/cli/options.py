@@ -1,4 +1,12 @@
-"""Options and argument handling that several commands share."""
+"""Options and argument handling that several commands share.
+
+The BM25, translation and feedback options are generated from their declarations in the
+library (:data:`clir_toolkit.search.BM25_PARAMS`,
+:data:`clir_toolkit.translate.pipeline.TRANSLATION_PARAMS`,
+:data:`clir_toolkit.expand.feedback.FEEDBACK_PARAMS`; :func:`clir_toolkit.params.add_options`),
+the same declarations a recipe's ``[search]`` table is checked against: flags, types, choices,
+defaults and help are written once.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +14,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.params import add_options
+
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
     from clir_toolkit.translate.pipeline import TranslationOptions
-
-
-
-DEFAULT_HITS = 1000
-
-
-DEFAULT_K1 = 0.9
-
-
-DEFAULT_B = 0.4
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -58,131 +58,23 @@ def _topic_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _bm25_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--k1",
-        type=float,
-        default=DEFAULT_K1,
-        help="BM25 k1 (default: 0.9, pyserini's, so that plain queries rank as in pyserini; "
-        "1.2 was better on the dev split of every man-page collection)",
-    )
-    parser.add_argument(
-        "--b",
-        type=float,
-        default=DEFAULT_B,
-        help="BM25 b (default: 0.4, pyserini's; 0.75 was better on the man pages' dev split)",
-    )
-    parser.add_argument(
-        "--hits",
-        type=int,
-        default=DEFAULT_HITS,
-        help="documents retrieved per query (default: 1000)",
-    )
-    parser.add_argument(
-        "--structure",
-        choices=["and", "or", "syn"],
-        help="how a term's alternatives combine: 'or' one bag of words, 'and' "
-        "terms AND'ed, 'syn' Pirkola's synonym pseudo-terms (default: syn for --translate "
-        "dict and embed: on the man pages' dev split 0.05-0.15 nDCG@10 ahead of 'or' in "
-        "five languages, within 0.011 in it and ru; 'or' for untranslated and "
-        "machine-translated text, which has no alternatives to pool)",
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="Java threads searching the segments of an index (default: 1)",
-    )
+    from clir_toolkit.search import BM25_PARAMS
+
+    add_options(parser, BM25_PARAMS.values())
 
 
 def _translation_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("translation and expansion (thesis chapter 5)")
-    from clir_toolkit.translate.pipeline import EXPANSIONS, TRANSLATIONS
+    from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 
-    group.add_argument(
-        "--translate",
-        default="none",
-        choices=TRANSLATIONS,
-        help="how English queries become document-language queries "
-        "(default: none, the untranslated query)",
-    )
-    group.add_argument(
-        "--dict",
-        dest="dictionary",
-        metavar="SPEC",
-        help="freedict:eng-fra[+fra-eng], cedict or a TSV file "
-        "(default: a FreeDict/CC-CEDICT dictionary for the index language)",
-    )
-    group.add_argument(
-        "--dict-mode",
-        default="all",
-        choices=["all", "first", "weighted"],
-        help="candidates kept per term (default: all, every one; 'weighted' with --parallel "
-        "weights them by IBM Model 1 on parallel text, better still where such text exists, "
-        "but it needs that file)",
-    )
-    group.add_argument(
-        "--keep-source",
-        type=float,
-        default=0.5,
-        metavar="W",
-        help="--translate dict: keep the English word beside its translations, at W times "
-        "the weight of the best one (default: 0.5; 0: translations only). Man pages keep "
-        "many English words; on the dev split it raised nDCG@10 in all seven languages",
-    )
-    group.add_argument(
-        "--parallel",
-        metavar="FILE.tsv",
-        help="--dict-mode weighted: parallel text to estimate p(target|source)",
-    )
-    group.add_argument("--mt", metavar="SPEC", help="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv")
-    group.add_argument(
-        "--mt-target-lang",
-        metavar="CODE",
-        help="hf NLLB/M2M100 models: target language token, e.g. fra_Latn",
-    )
-    group.add_argument(
-        "--embed",
-        metavar="FILE.vec",
-        help="aligned embeddings: one language-prefixed file or SOURCE.vec,TARGET.vec",
-    )
-    group.add_argument("--embed-top", type=int, default=1, help="candidates per term (default: 1)")
-    group.add_argument("--w-major", type=float, default=1.0, help="equation 5.2 (default: 1.0)")
-    group.add_argument("--w-context", type=float, default=0.2, help="equation 5.2 (default: 0.2)")
-    group.add_argument("--expand", choices=EXPANSIONS, help="pre-translation expansion")
-    group.add_argument(
-        "--wordnet-synonyms", type=int, default=3, help="synonyms added per term (default: 3)"
-    )
-    group.add_argument(
-        "--wordnet-weight",
-        type=float,
-        default=0.5,
-        help="weight of a synonym relative to the original word (default: 0.5)",
-    )
+    group = parser.add_argument_group("translation and expansion (thesis chapter 5)")
+    add_options(group, TRANSLATION_PARAMS.values())
 
 
 def _feedback_options(parser: argparse.ArgumentParser) -> None:
+    from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
+
     group = parser.add_argument_group("pseudo-relevance feedback (after translation)")
-    group.add_argument("--prf", choices=["rocchio", "rm3"], help="feedback method")
-    group.add_argument("--fb-docs", type=int, default=10, help="feedback documents (default: 10)")
-    group.add_argument("--fb-terms", type=int, default=10, help="feedback terms (default: 10)")
-    group.add_argument(
-        "--alpha",
-        type=float,
-        default=1.0,
-        help="Rocchio: weight of the original query (default: 1.0)",
-    )
-    group.add_argument(
-        "--beta",
-        type=float,
-        default=0.75,
-        help="Rocchio: weight of the feedback terms (default: 0.75)",
-    )
-    group.add_argument(
-        "--original-weight",
-        type=float,
-        default=0.5,
-        help="RM3: weight of the original query (default: 0.5)",
-    )
+    add_options(group, FEEDBACK_PARAMS.values())
 
 
 def _read_topics(args: argparse.Namespace) -> list:
@@ -194,34 +86,15 @@ def _read_topics(args: argparse.Namespace) -> list:
 
 
 def _translation(args: argparse.Namespace) -> TranslationOptions:
-    from clir_toolkit.translate.pipeline import TranslationOptions
+    from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS, TranslationOptions
 
-    return TranslationOptions(
-        translate=args.translate,
-        dictionary=args.dictionary,
-        dict_mode=args.dict_mode,
-        parallel=args.parallel,
-        keep_source=args.keep_source,
-        mt=args.mt,
-        mt_target_lang=args.mt_target_lang,
-        embed=args.embed,
-        embed_top=args.embed_top,
-        w_major=args.w_major,
-        w_context=args.w_context,
-        expand=args.expand,
-        wordnet_synonyms=args.wordnet_synonyms,
-        wordnet_weight=args.wordnet_weight,
-    )
+    return TranslationOptions(**{name: getattr(args, name) for name in TRANSLATION_PARAMS})
 
 
 def _feedback(args: argparse.Namespace) -> Feedback | None:
-    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.expand.feedback import feedback_from
 
-    if args.prf is None:
-        return None
-    if args.prf == "rm3":
-        return Feedback.rm3(args.fb_docs, args.fb_terms, args.original_weight)
-    return Feedback("rocchio", args.fb_docs, args.fb_terms, args.alpha, args.beta)
+    return feedback_from(vars(args))
 
 
 def given_options(args: argparse.Namespace, fields: dict[str, str]) -> dict[str, Any]:

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.params import Param, declare, with_defaults
 
 FEEDBACK_METHODS = ("rocchio", "rm3")
+RM3_ORIGINAL_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ class Feedback:
             raise UsageError("feedback needs at least one document and one term")
 
     @classmethod
-    def rm3(cls, fb_docs: int = 10, fb_terms: int = 10, original_weight: float = 0.5) -> Feedback:
+    def rm3(
+        cls, fb_docs: int = 10, fb_terms: int = 10, original_weight: float = RM3_ORIGINAL_WEIGHT
+    ) -> Feedback:
         return cls("rm3", fb_docs, fb_terms, original_weight, 1.0 - original_weight)
 
     @property
@@ -76,6 +80,34 @@ class Feedback:
         scale = self.beta * max(n_terms, 1) / total
         learned_query = searcher.weighted_terms_query({t: w * scale for t, w in top.items()})
         return searcher.combine([(query, self.alpha), (learned_query, 1.0)])
+
+
+FEEDBACK_PARAMS = {
+    "prf": Param("prf", str, doc="pseudo-relevance feedback", choices=FEEDBACK_METHODS),
+    **with_defaults(declare(
+        Param("fb_docs", int, doc="feedback documents", minimum=1),
+        Param("fb_terms", int, doc="feedback terms", minimum=1),
+        Param("alpha", float, doc="Rocchio: weight of the original query", minimum=0),
+        Param("beta", float, doc="Rocchio: weight of the feedback terms", minimum=0),
+    ), Feedback),
+    "original_weight": Param("original_weight", float, RM3_ORIGINAL_WEIGHT,
+                             "RM3: weight of the original query", minimum=0, maximum=1),
+}  # fmt: skip
+"""``--prf`` and the options of :class:`Feedback` (``clir search``, recipes)."""
+
+
+def feedback_from(options: dict[str, Any]) -> Feedback | None:
+    """The :class:`Feedback` that options named as :data:`FEEDBACK_PARAMS` ask for (None: no
+    ``prf``); a missing option takes its declared default."""
+    values = {name: param.default for name, param in FEEDBACK_PARAMS.items()} | {
+        k: v for k, v in options.items() if k in FEEDBACK_PARAMS and v is not None
+    }
+    if values["prf"] is None:
+        return None
+    if values["prf"] == "rm3":
+        return Feedback.rm3(values["fb_docs"], values["fb_terms"], values["original_weight"])
+    return Feedback("rocchio", values["fb_docs"], values["fb_terms"], values["alpha"],
+                    values["beta"])  # fmt: skip
 
 
 def rocchio_weights(vectors: list[dict[str, int]], n_docs: int, df: Any) -> dict[str, float]:

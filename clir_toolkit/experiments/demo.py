@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 #: BM25 parameters chosen on the dev split of the French man pages (baselines/RESULTS.md).
 K1, B = 1.2, 0.75
 #: The dictionary translation a bare ``clir search --translate dict`` makes.
-DICTIONARY = TranslationOptions(translate="dict", keep_source=0.5)
+DICTIONARY = TranslationOptions(translate="dict")
 #: Candidates reranked per query.
 RERANK_DEPTH = 100
 

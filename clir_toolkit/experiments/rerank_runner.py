@@ -55,7 +55,12 @@ from clir_toolkit.experiments.context import RunContext, Workspace, ensure_index
 from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, find_recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec, sweep_recipes
 from clir_toolkit.experiments.rerank_training import TrainedModel, train_model
-from clir_toolkit.experiments.search_runner import SPLITS, ensure_first_stage, topics_kind
+from clir_toolkit.experiments.search_runner import (
+    SPLITS,
+    ensure_first_stage,
+    topics_kind,
+    translation_options,
+)
 from clir_toolkit.freshness import digest, mark_fresh
 
 SELECTION_MEASURE = "nDCG@10"
@@ -69,7 +74,6 @@ def reranker_topics(
     from clir_toolkit.files import sha256_file
     from clir_toolkit.formats import read_topics
     from clir_toolkit.translate.pipeline import (
-        TranslationOptions,
         build_queries,
         write_translations,
     )
@@ -85,7 +89,7 @@ def reranker_topics(
     )
     if not context.reusable(output, key):
         context.log(f"translating the {split} queries for {recipe.name} → {output}")
-        options = TranslationOptions(**spec.translation)
+        options = translation_options(spec.translation)
         write_translations(output, build_queries(read_topics(topics), options, language))
         mark_fresh(output, key)
     return output

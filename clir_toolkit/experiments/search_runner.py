@@ -13,19 +13,37 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
 from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
+from clir_toolkit.experiments.tables import SEARCH_PARAMS
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+
+if TYPE_CHECKING:
+    from clir_toolkit.translate.pipeline import TranslationOptions
 
 SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
 TUNE_MEASURE = "nDCG@10"
 TUNE_HITS = 20
+
+
+def search_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every ``[search]`` option: the given ones, the others at their declared defaults."""
+    return {key: param.default for key, param in SEARCH_PARAMS.items()} | dict(given)
+
+
+def translation_options(given: Mapping[str, Any]) -> TranslationOptions:
+    """The :class:`TranslationOptions` of ``[search]`` (or ``[rerank]``) translation keys."""
+    from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS, TranslationOptions
+
+    values = search_options(given)
+    return TranslationOptions(**{key: values[key] for key in TRANSLATION_PARAMS})
 
 
 def search_run(
@@ -37,42 +55,27 @@ def search_run(
     language: str,
 ) -> None:
     """One first-stage run with the recipe's options (``clir search`` as a library call)."""
-    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.expand.feedback import feedback_from
     from clir_toolkit.formats import read_topics
     from clir_toolkit.search import search_to_run
-    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+    from clir_toolkit.translate.pipeline import build_queries
 
-    translation_keys = set(TranslationOptions.__dataclass_fields__)
-    translation = TranslationOptions(**{k: v for k, v in options.items() if k in translation_keys})
+    values = search_options(options)
+    translation = translation_options(values)
     if recipe.topics == "human":
         translation = replace(translation, translate="none", expand=None)
-    feedback = None
-    if options.get("prf") == "rm3":
-        feedback = Feedback.rm3(
-            options.get("fb_docs", 10),
-            options.get("fb_terms", 10),
-            options.get("original_weight", 0.5),
-        )
-    elif options.get("prf") == "rocchio":
-        feedback = Feedback(
-            "rocchio",
-            options.get("fb_docs", 10),
-            options.get("fb_terms", 10),
-            options.get("alpha", 1.0),
-            options.get("beta", 0.75),
-        )
     queries = build_queries(read_topics(topics_path), translation, language)
     search_to_run(
         index,
         queries,
         output,
-        hits=options.get("hits", 1000),
-        k1=options.get("k1", 0.9),
-        b=options.get("b", 0.4),
-        structure=options.get("structure", "or"),
+        hits=values["hits"],
+        k1=values["k1"],
+        b=values["b"],
+        structure=values["structure"],
         tag=recipe.name,
         progress=False,
-        feedback=feedback,
+        feedback=feedback_from(values),
     )
 
 

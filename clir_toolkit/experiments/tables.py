@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 
 from clir_toolkit import plugins
+from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
 from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
 from clir_toolkit.plugins import Names
-from clir_toolkit.translate.pipeline import EXPANSIONS, TRANSLATIONS
+from clir_toolkit.search import BM25_PARAMS
+from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 
 KINDS = {
     "search": "clir_toolkit.experiments.search_runner:run_search_recipe",
@@ -26,43 +28,35 @@ KINDS = {
 """The kinds of recipe (``kind = "..."``) and the function that runs one on a language."""
 
 
-SEARCH_PARAMS = declare(
-    Param("translate", str, "none", "how the English queries become document-language ones",
-          choices=TRANSLATIONS),
-    Param("dictionary", str, doc="freedict:eng-fra[+fra-eng], cedict or a TSV file"),
-    Param("dict_mode", str, "all", "dictionary candidates kept per term",
-          choices=("all", "first", "weighted")),
-    Param("parallel", str, doc='parallel text of dict_mode = "weighted" ("auto": built)'),
-    Param("mt", str, doc="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv"),
-    Param("mt_target_lang", str, doc="target language token of NLLB/M2M100 models"),
-    Param("embed", str, doc='aligned embeddings, a .vec file ("auto": trained)'),
-    Param("embed_top", int, 1, "embedding candidates per term", minimum=1),
-    Param("w_major", float, 1.0, "equation 5.2: weight of the term", minimum=0),
-    Param("w_context", float, 0.2, "equation 5.2: weight of the context", minimum=0),
-    Param("expand", str, doc="pre-translation expansion", choices=EXPANSIONS),
-    Param("wordnet_synonyms", int, 3, "WordNet synonyms added per term", minimum=0),
-    Param("wordnet_weight", float, 0.5, "weight of a synonym", minimum=0),
-    Param("keep_source", float, 0.0, "weight of the kept English word, relative to the best "
-          "translation (0: translations only; clir search's default is 0.5)", minimum=0),
-    Param("structure", str, "or", "how a term's alternatives combine",
-          choices=("and", "or", "syn")),
-    Param("k1", float, 0.9, "BM25 k1", minimum=0),
-    Param("b", float, 0.4, "BM25 b", minimum=0, maximum=1),
-    Param("hits", int, 1000, "documents retrieved per query", minimum=1),
-    Param("prf", str, doc="pseudo-relevance feedback", choices=("rocchio", "rm3")),
-    Param("fb_docs", int, 10, "feedback documents", minimum=1),
-    Param("fb_terms", int, 10, "feedback terms", minimum=1),
-    Param("alpha", float, 1.0, "Rocchio: weight of the original query", minimum=0),
-    Param("beta", float, 0.75, "Rocchio: weight of the feedback terms", minimum=0),
-    Param("original_weight", float, 0.5, "RM3: weight of the original query",
-          minimum=0, maximum=1),
-)  # fmt: skip
+def _search_params() -> dict[str, Param]:
+    """``clir search``'s declared options (translation, BM25, feedback), with what differs in
+    a recipe: ``parallel`` and ``embed`` may be ``"auto"``; ``keep_source`` defaults to 0 and
+    ``structure`` to ``"or"`` (the recipes' rows were measured so; each recipe says otherwise
+    where it needs to); no ``threads``."""
+    translation = dict(TRANSLATION_PARAMS)
+    keep_source = translation.pop("keep_source")
+    search = {key: BM25_PARAMS[key] for key in ("structure", "k1", "b", "hits")}
+    recipe = {
+        "parallel": dataclasses.replace(
+            translation["parallel"], doc='parallel text of dict_mode = "weighted" ("auto": built)'
+        ),
+        "embed": dataclasses.replace(
+            translation["embed"], doc='aligned embeddings, a .vec file ("auto": trained)'
+        ),
+        "keep_source": dataclasses.replace(
+            keep_source, default=0.0, doc="weight of the kept English word, relative to the "
+            "best translation (0: translations only; clir search's default is 0.5)",
+        ),
+        "structure": dataclasses.replace(search["structure"], default="or"),
+    }  # fmt: skip
+    params = {**translation, "keep_source": keep_source, **search, **FEEDBACK_PARAMS}
+    return {key: recipe.get(key, param) for key, param in params.items()}
+
+
+SEARCH_PARAMS = _search_params()
 """The ``[search]`` table: the options of ``clir search``, with underscores."""
 
-
 SEARCH_KEYS = frozenset(SEARCH_PARAMS)
-
-
 SEARCH_FIX = f"use the option names of 'clir search' with underscores: {', '.join(SEARCH_PARAMS)}"
 
 
