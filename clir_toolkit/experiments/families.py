@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection import ddtp, manpages
+from clir_toolkit.collection import ddtp, ddtp_lists, manpages
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ def _build_manpages(language: str, out: Path, variant: str, progress: bool) -> o
 
 
 def _build_ddtp(language: str, out: Path, variant: str, progress: bool) -> object:
-    lists = ddtp.saved_lists(language)  # None: fetch them, as `clir collection build ddtp`
+    lists = ddtp_lists.saved_lists(language)  # None: fetch them, as `clir collection build ddtp`
     return ddtp.build_ddtp_collection(
         language, out, variant=variant, lists=lists, progress=progress
     )
@@ -42,5 +42,5 @@ def _build_ddtp(language: str, out: Path, variant: str, progress: bool) -> objec
 COLLECTIONS = {
     "manpages": CollectionFamily(tuple(manpages.LANGUAGES), manpages.collection_name,
                                  _build_manpages),
-    "ddtp": CollectionFamily(tuple(ddtp.LANGUAGES), ddtp.collection_name, _build_ddtp),
+    "ddtp": CollectionFamily(tuple(ddtp_lists.LANGUAGES), ddtp.collection_name, _build_ddtp),
 }  # fmt: skip

@@ -32,15 +32,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection.ddtp import (
+from clir_toolkit.collection.ddtp_lists import (
     LANGUAGES,
-    Descriptions,
-    _language,  # the collections' --lang check, shared on purpose
+    check_language,  # the collections' --lang check
     default_lists_dir,
     find_lists,
-    read_descriptions,
-    split_description,
 )
+from clir_toolkit.collection.ddtp_queries import split_description
+from clir_toolkit.collection.ddtp_records import Descriptions, read_descriptions
 from clir_toolkit.errors import ResourceError
 from clir_toolkit.files import atomic_write
 from clir_toolkit.formats import read_qrels
@@ -182,7 +181,7 @@ def collect_ddtp_parallel(
     directories whose dev and test descriptions are left out (see the module docstring).
     Each line is ``english<TAB>translation``.
     """
-    lang = _language(lang)
+    lang = check_language(lang)
     held_out = excluded_descriptions(exclude)
     lists = Path(lists) if lists is not None else default_lists_dir()
     found = read_descriptions(find_lists(lists, LANGUAGES[lang]), LANGUAGES[lang], progress)
