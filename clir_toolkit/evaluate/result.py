@@ -1,0 +1,206 @@
+"""Evaluating runs: per-query values over every qrels query, means, and p-values against a
+baseline (steps 1–5 of :mod:`clir_toolkit.evaluate`), gathered in an :class:`EvalResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.evaluate.measures import parse_measures, split_measure_names
+from clir_toolkit.evaluate.significance import CORRECTIONS, TESTS, correct, paired_test
+
+
+@dataclass
+class EvalResult:
+    """Everything :func:`format_result` prints: per-query values, means and p-values."""
+
+    measures: list[str]
+    runs: list[str]
+    qids: list[str]
+    per_query: dict[str, dict[str, dict[str, float]]]
+    means: dict[str, dict[str, float]]
+    baseline: str | None = None
+    test: str = "ttest"
+    correction: str = "holm"
+    p_values: dict[str, dict[str, float]] = field(default_factory=dict)
+    alpha: float = 0.05
+
+    def to_dataframe(self, per_query: bool = False) -> Any:
+        """The means as a pandas DataFrame (one row per run, one column per measure, and a
+        ``p <measure>`` column per measure when there is a baseline); with ``per_query``,
+        one row per (run, query) instead."""
+        import pandas as pd
+
+        if per_query:
+            rows = [
+                {"run": run, "qid": qid, **{m: self.per_query[run][m][qid] for m in self.measures}}
+                for run in self.runs
+                for qid in self.qids
+            ]
+            return pd.DataFrame(rows, columns=["run", "qid", *self.measures])
+        table = pd.DataFrame(
+            [[self.means[run][m] for m in self.measures] for run in self.runs],
+            index=pd.Index(self.runs, name="run"),
+            columns=self.measures,
+        )
+        if self.p_values:
+            for measure in self.measures:
+                table[f"p {measure}"] = [
+                    self.p_values.get(run, {}).get(measure) for run in self.runs
+                ]
+        return table
+
+
+def _display_names(paths: Sequence[Path]) -> list[str]:
+    """Run names for tables: the file's stem; ``parent/stem`` or ``stem-2`` where stems clash."""
+    stems = [path.stem for path in paths]
+    names = [
+        f"{path.parent.name}/{path.stem}"
+        if stems.count(path.stem) > 1 and path.parent.name
+        else path.stem
+        for path in paths
+    ]
+    unique: list[str] = []
+    for name in names:
+        candidate, n = name, 1
+        while candidate in unique:
+            n += 1
+            candidate = f"{name}-{n}"
+        unique.append(candidate)
+    return unique
+
+
+def _qid_order(qid: str) -> tuple[int, int, str]:
+    """Sort key for query ids: numeric ids by value (2 before 10), the others after, by name."""
+    return (0, int(qid), qid) if qid.isdigit() else (1, 0, qid)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _per_query_values(
+    measures: Sequence[Any], names: Sequence[str], qrels: list, run_path: Path, qids: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """measure name → qid → value for one run; 0.0 where the run has no answer."""
+    import ir_measures
+
+    from clir_toolkit.formats import read_run
+
+    judged = set(qids)
+    run = [
+        ir_measures.ScoredDoc(row.qid, row.docid, float(row.score))
+        for row in read_run(run_path)
+        if row.qid in judged  # unjudged queries are ignored, as trec_eval ignores them
+    ]
+    values = {name: dict.fromkeys(qids, 0.0) for name in names}
+    if not run:
+        return values
+    name_of = dict(zip(measures, names, strict=True))
+    for metric in ir_measures.iter_calc(list(measures), qrels, run):
+        name = name_of.get(metric.measure)
+        if name is not None and metric.query_id in judged:
+            values[name][metric.query_id] = float(metric.value)
+    return values
+
+
+def evaluate_runs(
+    qrels_path: str | Path,
+    run_paths: Sequence[str | Path],
+    measures: str | Sequence[str] | None = None,
+    baseline: str | None = None,
+    test: str = "ttest",
+    correction: str = "holm",
+    alpha: float = 0.05,
+) -> EvalResult:
+    """Evaluate runs against qrels and test each against ``baseline`` (see the module doc).
+
+    ``baseline`` is one of ``run_paths``, a run's display name, or the path of another run,
+    which is then evaluated too and listed first. Without a baseline no test is made.
+    """
+    import ir_measures
+
+    from clir_toolkit.formats import read_qrels
+
+    if test not in TESTS:
+        raise UsageError(f"unknown test {test!r} (choose one of {', '.join(TESTS)})")
+    if correction not in CORRECTIONS:
+        raise UsageError(
+            f"unknown correction {correction!r} (choose one of {', '.join(CORRECTIONS)})"
+        )
+    if not 0.0 < alpha < 1.0:
+        raise UsageError(f"alpha must lie between 0 and 1, not {alpha}")
+    # Two spellings of one measure (RR and RR(rel=1)) are computed once, under the first.
+    first: dict[Any, str] = {}
+    for measure, name in zip(parse_measures(measures), split_measure_names(measures), strict=True):
+        first.setdefault(measure, name)
+    parsed, names = list(first), list(first.values())
+    paths = [Path(p) for p in run_paths]
+    if not paths and baseline is None:
+        raise UsageError("no run files given (pass one or more TREC run files)")
+
+    baseline_index: int | None = None
+    if baseline is not None:
+        candidates = [i for i, p in enumerate(paths) if _same_file(p, Path(baseline))]
+        if not candidates:
+            candidates = [i for i, n in enumerate(_display_names(paths)) if n == baseline]
+        if candidates:
+            baseline_index = candidates[0]
+        elif Path(baseline).is_file():
+            paths.insert(0, Path(baseline))
+            baseline_index = 0
+        else:
+            raise UsageError(
+                f"baseline {baseline!r} is neither one of the runs "
+                f"({', '.join(_display_names(paths))}) nor a run file"
+            )
+    run_names = _display_names(paths)
+
+    records = read_qrels(qrels_path)
+    qrels = [ir_measures.Qrel(q.qid, q.docid, int(q.relevance)) for q in records]
+    qids = sorted({q.qid for q in records}, key=_qid_order)
+    if not qids:
+        raise ClirError(f"{qrels_path}: the qrels judge no query (is it the right file?)")
+
+    per_query = {
+        name: _per_query_values(parsed, names, qrels, path, qids)
+        for name, path in zip(run_names, paths, strict=True)
+    }
+    means = {
+        run: {m: sum(values[m].values()) / len(qids) for m in names}
+        for run, values in per_query.items()
+    }
+
+    base_name = run_names[baseline_index] if baseline_index is not None else None
+    p_values: dict[str, dict[str, float]] = {}
+    if base_name is not None:
+        others = [run for run in run_names if run != base_name]
+        p_values = {run: {} for run in others}
+        for m in names:
+            base_values = [per_query[base_name][m][q] for q in qids]
+            raw = [
+                paired_test([per_query[run][m][q] for q in qids], base_values, test)
+                for run in others
+            ]
+            for run, p in zip(others, correct(raw, correction), strict=True):
+                p_values[run][m] = p
+
+    return EvalResult(
+        measures=names,
+        runs=run_names,
+        qids=qids,
+        per_query=per_query,
+        means=means,
+        baseline=base_name,
+        test=test,
+        correction=correction,
+        p_values=p_values,
+        alpha=alpha,
+    )
