@@ -15,11 +15,8 @@ import pytest
 
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank.pretrained import (
-    ENCODERS,
-    VectorCache,
-    load_encoder,
-)
+from clir_toolkit.rerank.encoders import ENCODERS, load_encoder
+from clir_toolkit.rerank.pretrained import VectorCache
 from tests.conftest import assert_one_line_error, run_clir
 
 DOCS = {

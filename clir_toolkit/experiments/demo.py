@@ -39,7 +39,7 @@ from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
-from clir_toolkit.rerank.pretrained import default_interpolation
+from clir_toolkit.rerank.encoders import default_interpolation
 from clir_toolkit.rerank.tuned import INTERPOLATION as TUNED_INTERPOLATION
 from clir_toolkit.search import search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
@@ -270,7 +270,7 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
     import json
 
     from clir_toolkit.files import sha256_file
-    from clir_toolkit.rerank.pretrained import encoder_fingerprint
+    from clir_toolkit.rerank.encoders import encoder_fingerprint
     from clir_toolkit.rerank.tuned import MODEL_FORMAT
 
     settings: dict[str, Any] = {

@@ -134,8 +134,8 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.data import ANALYSIS_VERSION
+    from clir_toolkit.rerank.encoders import encoder_fingerprint
     from clir_toolkit.rerank.model_file import MODEL_FORMAT
-    from clir_toolkit.rerank.pretrained import encoder_fingerprint
     from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}

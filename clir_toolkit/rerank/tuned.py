@@ -52,7 +52,7 @@ from clir_toolkit.rerank.dual import smooth_cosine
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.candidates import RunCandidates
-    from clir_toolkit.rerank.pretrained import SentenceEncoder
+    from clir_toolkit.rerank.encoders import SentenceEncoder
     from clir_toolkit.rerank.train import TrainReport
 
 MODEL_FORMAT = "clir-toolkit-tuned-encoder/1"
@@ -330,7 +330,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.rerank.data import cache_dir_for
-    from clir_toolkit.rerank.pretrained import load_encoder
+    from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import (
         DEV_MEASURE,
@@ -527,7 +527,8 @@ def score_run_tuned(
 ) -> tuple[dict[tuple[str, str], float], str]:
     """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
     from clir_toolkit.rerank.data import cache_dir_for
-    from clir_toolkit.rerank.pretrained import encode_batched, load_encoder
+    from clir_toolkit.rerank.encoders import load_encoder
+    from clir_toolkit.rerank.pretrained import encode_batched
 
     model, record = load_tuned(path, data)
     encoder = load_encoder(record["encoder"], device="cpu")
