@@ -24,9 +24,9 @@ import torch
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
 from clir_toolkit.rerank import losses
-from clir_toolkit.rerank.data import rerank_tokens
 from clir_toolkit.rerank.model_file import load_model
 from clir_toolkit.rerank.score import score_run
+from clir_toolkit.rerank.tokens import rerank_tokens
 from clir_toolkit.rerank.train import TrainConfig, train_reranker
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
@@ -544,7 +544,7 @@ def test_a_checkpoint_with_wrong_content_is_one_format_error(
 
 
 def test_an_epochs_batches_hold_every_example_once_with_documents_of_similar_length() -> None:
-    from clir_toolkit.rerank.data import EncodedExamples
+    from clir_toolkit.rerank.examples import EncodedExamples
     from clir_toolkit.rerank.train import epoch_batches
 
     lengths = [1 + (7 * i) % 40 for i in range(400)]  # 400 documents of 1..40 words

@@ -94,7 +94,7 @@ def reranker_topics(
 def query_oov(reranker: Any, topics: Path) -> float:
     """Share of the query tokens that are outside the model's query vocabulary."""
     from clir_toolkit.formats import read_topics
-    from clir_toolkit.rerank.data import rerank_tokens
+    from clir_toolkit.rerank.tokens import rerank_tokens
 
     vocab = reranker.query_vocab
     tokens = [
@@ -116,7 +116,8 @@ def training_scores(
     from clir_toolkit.collection import open_collection
     from clir_toolkit.formats import read_qrels, read_run, read_topics
     from clir_toolkit.rerank.candidates import encode_candidates, score_encoded
-    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for, relevance_examples
+    from clir_toolkit.rerank.documents import DocumentEncoder, cache_dir_for
+    from clir_toolkit.rerank.examples import relevance_examples
 
     collection = open_collection(config_settings["collection"])
     topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}

@@ -133,9 +133,9 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     """What a model depends on: its settings and the content of every input file."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
-    from clir_toolkit.rerank.data import ANALYSIS_VERSION
     from clir_toolkit.rerank.model_file import MODEL_FORMAT
     from clir_toolkit.rerank.pretrained import encoder_fingerprint
+    from clir_toolkit.rerank.tokens import ANALYSIS_VERSION
     from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}

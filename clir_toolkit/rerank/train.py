@@ -24,9 +24,9 @@ The set-up follows the two sources:
 The procedure of :func:`train_reranker`:
 
 1. read topics, qrels and the run; build pointwise examples (``hinge`` draws its pairs from
-   them afresh each epoch, :func:`clir_toolkit.rerank.data.epoch_pairs`);
+   them afresh each epoch, :func:`clir_toolkit.rerank.examples.epoch_pairs`);
 2. tokenise the queries and documents, build the two vocabularies (``min_count``), encode
-   the documents through the tensor cache of :mod:`clir_toolkit.rerank.data`;
+   the documents through the tensor cache of :mod:`clir_toolkit.rerank.documents`;
 3. build the model (seeded), initialise embedding rows from a ``.vec`` file if given;
 4. for each epoch: shuffle, step through batches (autocast on CUDA if asked; gradient
    clipping if asked), stop with a clear error on a non-finite loss; evaluate on dev; write
@@ -54,7 +54,8 @@ from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES, is_pairwise
-from clir_toolkit.rerank.data import EncodedExamples, Vocabulary
+from clir_toolkit.rerank.examples import EncodedExamples
+from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import torch
@@ -126,7 +127,7 @@ class TrainConfig:
     max_vocab: int | None = None
     negatives_per_query: int = 40
     #: Pairwise losses: the most (better, worse) pairs of one query in an epoch, drawn
-    #: afresh each epoch (:func:`clir_toolkit.rerank.data.epoch_pairs`).
+    #: afresh each epoch (:func:`clir_toolkit.rerank.examples.epoch_pairs`).
     pairs_per_query: int = 80
     depth: int = 100
     seed: int = 42
@@ -356,16 +357,15 @@ def prepare_data(
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
     from clir_toolkit.rerank.candidates import encode_candidates, ranked_by_query
-    from clir_toolkit.rerank.data import (
-        DocumentEncoder,
-        encode_texts,
+    from clir_toolkit.rerank.documents import DocumentEncoder, load_documents
+    from clir_toolkit.rerank.examples import (
         index_examples,
-        load_documents,
         parallel_examples,
         read_parallel_tsv,
         relevance_examples,
-        tokenize_all,
     )
+    from clir_toolkit.rerank.tokens import tokenize_all
+    from clir_toolkit.rerank.vocabulary import encode_texts
 
     assert config.query_language is not None and config.doc_language is not None
     topics = {t.qid: t.query for t in read_topics(config.topics)}
@@ -644,7 +644,7 @@ def epoch_batches(
     """
     import torch
 
-    from clir_toolkit.rerank.data import epoch_pairs
+    from clir_toolkit.rerank.examples import epoch_pairs
 
     assert config.batch_size is not None
     if _pairwise(config.loss):
@@ -1028,8 +1028,8 @@ def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path
     Checks the input files and the device's precision first (one clear error each).
     """
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.data import cache_dir_for
     from clir_toolkit.rerank.device import check_precision, resolve_device
+    from clir_toolkit.rerank.documents import cache_dir_for
 
     config = _resolved(config)
     _check_files(config)

@@ -186,7 +186,7 @@ def read_split(
     ``first`` keeps the first N topics of the file only.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.data import candidates_by_query
+    from clir_toolkit.rerank.examples import candidates_by_query
     from clir_toolkit.rerank.pretrained import encode_batched
 
     texts = {topic.qid: topic.query for topic in read_topics(topics)[:first]}
@@ -218,7 +218,7 @@ class TrainingPool:
 
 def training_pool(split: Split, doc_row: Mapping[str, int]) -> TrainingPool:
     """Queries with at least one relevant document that has a vector, in qid order."""
-    from clir_toolkit.rerank.data import MAX_GRADE
+    from clir_toolkit.rerank.examples import MAX_GRADE
 
     rows, positives, negatives = [], [], []
     for qid in sorted(split.query_row):
@@ -329,7 +329,7 @@ def _settings(config: TunedConfig) -> dict[str, Any]:
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.documents import cache_dir_for
     from clir_toolkit.rerank.pretrained import load_encoder
     from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import (
@@ -526,7 +526,7 @@ def score_run_tuned(
     verbose: bool,
 ) -> tuple[dict[tuple[str, str], float], str]:
     """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
-    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.documents import cache_dir_for
     from clir_toolkit.rerank.pretrained import encode_batched, load_encoder
 
     model, record = load_tuned(path, data)
