@@ -302,7 +302,7 @@ def _reranked_outcome(
     """λ chosen on dev (if several), the runs written, the outcome of the row."""
     from clir_toolkit.formats import read_qrels, write_run
     from clir_toolkit.rerank.candidates import rerank_rows
-    from clir_toolkit.rerank.train import mean_measure
+    from clir_toolkit.rerank.epoch import mean_measure
 
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
     weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None

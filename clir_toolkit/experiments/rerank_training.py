@@ -45,7 +45,7 @@ def train_config(
     """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
     ``pretrained`` the :class:`~clir_toolkit.rerank.tuned.TunedConfig`."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.train import TrainConfig
+    from clir_toolkit.rerank.train_config import TrainConfig
 
     first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
     runs = ensure_first_stage(first, language, context)
