@@ -47,7 +47,7 @@ _EXPORTS = {
     "StructuredQuery": "clir_toolkit.query",
     "Searcher": "clir_toolkit.search",
     # stage 2
-    "TrainConfig": "clir_toolkit.rerank.train",
+    "TrainConfig": "clir_toolkit.rerank.train_config",
     "train_reranker": "clir_toolkit.rerank.train",
     "TunedConfig": "clir_toolkit.rerank.tuned",
     "train_tuned": "clir_toolkit.rerank.tuned",

@@ -10,21 +10,18 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.formats import Qrel, RunRow
-from clir_toolkit.rerank import data
-from clir_toolkit.rerank.data import (
-    OOV_ID,
-    PAD_ID,
-    DocumentEncoder,
+from clir_toolkit.rerank import documents, tokens
+from clir_toolkit.rerank.documents import DocumentEncoder, load_documents
+from clir_toolkit.rerank.examples import (
     Example,
-    Vocabulary,
     epoch_pairs,
     index_examples,
-    load_documents,
     parallel_examples,
     read_parallel_tsv,
     relevance_examples,
-    rerank_tokens,
 )
+from clir_toolkit.rerank.tokens import rerank_tokens
+from clir_toolkit.rerank.vocabulary import OOV_ID, PAD_ID, Vocabulary
 from tests.conftest import TINY_FR
 
 # --- tokens ----------------------------------------------------------------------------------
@@ -105,7 +102,7 @@ def test_a_document_missing_from_the_corpus_is_an_error() -> None:
         load_documents(TINY_FR / "corpus.jsonl", ["cp.1", "nope.1"])
 
 
-real_tokens = data.rerank_tokens  # the tokeniser itself, before any test wraps it
+real_tokens = tokens.rerank_tokens  # the tokeniser itself, before any test wraps it
 
 
 @pytest.fixture
@@ -119,13 +116,13 @@ def collection(tmp_path: Path) -> Path:
 def token_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record each text the real tokeniser is asked to tokenise."""
     calls: list[str] = []
-    real = data.rerank_tokens
+    real = tokens.rerank_tokens
 
     def counting(language: str, text: str) -> list[str]:
         calls.append(text)
         return real(language, text)
 
-    monkeypatch.setattr(data, "rerank_tokens", counting)
+    monkeypatch.setattr(documents, "rerank_tokens", counting)
     return calls
 
 

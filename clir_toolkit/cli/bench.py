@@ -135,7 +135,7 @@ def _bench_training_epoch(args: argparse.Namespace, settings: Any) -> int:
     """``clir bench rerank --collection DIR --run RUN``: one epoch's time per model."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.rerank.bench import bench_training_epoch, format_epoch_benches
-    from clir_toolkit.rerank.train import TrainConfig
+    from clir_toolkit.rerank.train_config import TrainConfig
 
     collection = open_collection(args.collection)
     rows = []

@@ -199,7 +199,8 @@ def _train_tuned(args: argparse.Namespace) -> Any:
 
 
 def cmd_rerank_train(args: argparse.Namespace) -> int:
-    from clir_toolkit.rerank.train import TrainConfig, train_reranker
+    from clir_toolkit.rerank.train import train_reranker
+    from clir_toolkit.rerank.train_config import TrainConfig
 
     if args.model is None and args.pretrained is None:
         args.pretrained = DEFAULT_RERANKER

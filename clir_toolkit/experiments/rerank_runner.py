@@ -98,7 +98,7 @@ def reranker_topics(
 def query_oov(reranker: Any, topics: Path) -> float:
     """Share of the query tokens that are outside the model's query vocabulary."""
     from clir_toolkit.formats import read_topics
-    from clir_toolkit.rerank.data import rerank_tokens
+    from clir_toolkit.rerank.tokens import rerank_tokens
 
     vocab = reranker.query_vocab
     tokens = [
@@ -120,7 +120,8 @@ def training_scores(
     from clir_toolkit.collection import open_collection
     from clir_toolkit.formats import read_qrels, read_run, read_topics
     from clir_toolkit.rerank.candidates import encode_candidates, score_encoded
-    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for, relevance_examples
+    from clir_toolkit.rerank.documents import DocumentEncoder, cache_dir_for
+    from clir_toolkit.rerank.examples import relevance_examples
 
     collection = open_collection(config_settings["collection"])
     topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}
@@ -305,7 +306,7 @@ def _reranked_outcome(
     """λ chosen on dev (if several), the runs written, the outcome of the row."""
     from clir_toolkit.formats import read_qrels, write_run
     from clir_toolkit.rerank.candidates import rerank_rows
-    from clir_toolkit.rerank.train import mean_measure
+    from clir_toolkit.rerank.epoch import mean_measure
 
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
     weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None

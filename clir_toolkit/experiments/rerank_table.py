@@ -22,7 +22,7 @@ The ``[rerank]`` keys:
 * ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
   or here first if it is missing): the thesis' monolingual model tested with translated
   queries. The training keys then come from that recipe and may not be given here.
-* Training (:class:`~clir_toolkit.rerank.train.TrainConfig`): ``model``, ``encoder``,
+* Training (:class:`~clir_toolkit.rerank.train_config.TrainConfig`): ``model``, ``encoder``,
   ``loss``, ``negatives`` (per query), ``epochs``, ``lr``, ``batch_size``, ``dim``,
   ``max_query_len``, ``max_doc_len``, ``min_count``, ``max_vocab``, ``seed``, ``device``,
   ``precision``, ``grad_clip``, ``embeddings`` (a ``.vec`` file), ``depth`` (dev

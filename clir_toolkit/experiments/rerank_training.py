@@ -45,7 +45,7 @@ def train_config(
     """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
     ``pretrained`` the :class:`~clir_toolkit.rerank.tuned.TunedConfig`."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.train import TrainConfig
+    from clir_toolkit.rerank.train_config import TrainConfig
 
     first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
     runs = ensure_first_stage(first, language, context)
@@ -133,9 +133,9 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     """What a model depends on: its settings and the content of every input file."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
-    from clir_toolkit.rerank.data import ANALYSIS_VERSION
     from clir_toolkit.rerank.encoders import encoder_fingerprint
     from clir_toolkit.rerank.model_file import MODEL_FORMAT
+    from clir_toolkit.rerank.tokens import ANALYSIS_VERSION
     from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}

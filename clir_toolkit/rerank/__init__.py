@@ -5,7 +5,9 @@ as in the thesis *Neural CLIR*) and :mod:`~clir_toolkit.rerank.dual` (the dual e
 Smooth Cosine Similarity of Liu et al., *Cross-Lingual Document Retrieval with Smooth
 Learning*). Losses: :mod:`~clir_toolkit.rerank.losses`, one module each (SOSL and its baselines,
 K-NRM's pairwise hinge). Analysis: :mod:`~clir_toolkit.rerank.bins` (the thesis' kernel bins).
-Data, training and scoring: :mod:`~clir_toolkit.rerank.data`, ``train``, ``model_file``,
+Data: :mod:`~clir_toolkit.rerank.tokens`, ``vocabulary``, ``documents`` (the tensor cache),
+``examples``. Training: :mod:`~clir_toolkit.rerank.train` (the procedure), ``train_config``,
+``training_data``, ``embedding_init``, ``epoch``, ``checkpoint``. Scoring: ``model_file``,
 ``candidates``, ``score``.
 Pretrained multilingual sentence encoders: :mod:`~clir_toolkit.rerank.pretrained` (their
 cosine, no training) and :mod:`~clir_toolkit.rerank.tuned` (fine-tuned with the smooth cosine

@@ -325,22 +325,16 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
 
     The data are prepared, the model, loss and optimiser built and the epoch's batches drawn
     exactly as :func:`clir_toolkit.rerank.train.train_reranker` does; then
-    :func:`clir_toolkit.rerank.train.train_step` runs on those batches in their order for
+    :func:`clir_toolkit.rerank.epoch.train_step` runs on those batches in their order for
     ``settings.seconds`` after ``settings.warmup`` steps. The epoch time is the epoch's step
     count over the measured rate (dev evaluation not included).
     """
     import torch
 
+    from clir_toolkit.rerank.epoch import epoch_batches, train_step
     from clir_toolkit.rerank.threads import use_fastest_threads
-    from clir_toolkit.rerank.train import (
-        build_loss,
-        build_model,
-        build_optimiser,
-        epoch_batches,
-        prepare_data,
-        train_step,
-        training_setup,
-    )
+    from clir_toolkit.rerank.train import build_loss, build_model, build_optimiser, training_setup
+    from clir_toolkit.rerank.training_data import prepare_data
 
     settings.check()
     default_threads = torch.get_num_threads()

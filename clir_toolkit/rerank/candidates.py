@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.params import Param, declare
-from clir_toolkit.rerank.data import PAD_ID, Vocabulary
+from clir_toolkit.rerank.vocabulary import PAD_ID, Vocabulary
 
 if TYPE_CHECKING:
     import torch
 
     from clir_toolkit.collection import Collection
     from clir_toolkit.formats import RunRow
-    from clir_toolkit.rerank.data import DocumentEncoder
+    from clir_toolkit.rerank.documents import DocumentEncoder
     from clir_toolkit.rerank.model_file import LoadedReranker
 
 DEFAULT_DEPTH = 100
@@ -183,7 +183,7 @@ def encode_candidates(
     """Encode each query once and each candidate document through the tensor cache."""
     import torch
 
-    from clir_toolkit.rerank.data import encode_texts
+    from clir_toolkit.rerank.vocabulary import encode_texts
 
     qids = list(candidates)
     queries = encode_texts([query_texts[qid] for qid in qids], query_vocab, max_query_len)
@@ -263,7 +263,7 @@ def encode_run(
     cache_dir: str | Path | None = None,
 ) -> tuple[dict[str, list[RunRow]], EncodedCandidates]:
     """The run's rows by query, and its top ``depth`` candidates encoded for ``reranker``."""
-    from clir_toolkit.rerank.data import DocumentEncoder, cache_dir_for
+    from clir_toolkit.rerank.documents import DocumentEncoder, cache_dir_for
 
     read = read_candidates(collection, topics, run, depth)
     encoder = DocumentEncoder(

@@ -100,7 +100,8 @@ class RecurrentEncoder(nn.Module):
         self.dense = nn.Linear(2 * hidden, hidden)
 
     def forward(self, embedded: Tensor, mask: Tensor) -> Tensor:
-        # Texts are padded at the end (rerank.data does so); an empty text reads one zero vector.
+        # Texts are padded at the end (rerank.vocabulary does so); an empty text reads one zero
+        # vector.
         lengths = mask.sum(dim=1).clamp_min(1).cpu()
         packed = nn.utils.rnn.pack_padded_sequence(
             embedded, lengths, batch_first=True, enforce_sorted=False

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.params import show
-from clir_toolkit.rerank.data import Vocabulary
+from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import torch

@@ -8,7 +8,7 @@ slower neural model rescores the top ``depth`` of them (Zhao, *Neural CLIR*, §6
    type and configuration, weights, both vocabularies, analysis languages, maximum lengths.
 2. Read the topics and the run; take each query's top ``depth`` documents in the order
    trec_eval reads the run (score descending, ties by docid).
-3. Encode queries and documents exactly as in training (:mod:`clir_toolkit.rerank.data`;
+3. Encode queries and documents exactly as in training (:mod:`clir_toolkit.rerank.documents`;
    documents come from the tensor cache when they were encoded before) and score every
    (query, candidate) pair in batches, on the GPU when there is one.
 4. Optionally interpolate with the first-stage score. The two scores live on different

@@ -53,7 +53,7 @@ from clir_toolkit.rerank.dual import smooth_cosine
 if TYPE_CHECKING:
     from clir_toolkit.rerank.candidates import RunCandidates
     from clir_toolkit.rerank.encoders import SentenceEncoder
-    from clir_toolkit.rerank.train import TrainReport
+    from clir_toolkit.rerank.train_config import TrainReport
 
 MODEL_FORMAT = "clir-toolkit-tuned-encoder/1"
 MODEL_TYPE = "tuned"
@@ -186,7 +186,7 @@ def read_split(
     ``first`` keeps the first N topics of the file only.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.data import candidates_by_query
+    from clir_toolkit.rerank.examples import candidates_by_query
     from clir_toolkit.rerank.pretrained import encode_batched
 
     texts = {topic.qid: topic.query for topic in read_topics(topics)[:first]}
@@ -218,7 +218,7 @@ class TrainingPool:
 
 def training_pool(split: Split, doc_row: Mapping[str, int]) -> TrainingPool:
     """Queries with at least one relevant document that has a vector, in qid order."""
-    from clir_toolkit.rerank.data import MAX_GRADE
+    from clir_toolkit.rerank.examples import MAX_GRADE
 
     rows, positives, negatives = [], [], []
     for qid in sorted(split.query_row):
@@ -303,7 +303,7 @@ def score_candidates(
 def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: Any) -> float:
     """nDCG@10 of the dev candidates ranked by the model alone."""
     from clir_toolkit.formats import Qrel, RunRow
-    from clir_toolkit.rerank.train import DEV_MEASURE, mean_measure
+    from clir_toolkit.rerank.epoch import DEV_MEASURE, mean_measure
 
     scores = score_candidates(model, dev, doc_row, documents)
     rows = [RunRow(qid, docid, 0, score, "dev") for (qid, docid), score in scores.items()]
@@ -329,16 +329,13 @@ def _settings(config: TunedConfig) -> dict[str, Any]:
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.checkpoint import save_torch
+    from clir_toolkit.rerank.documents import cache_dir_for
     from clir_toolkit.rerank.encoders import load_encoder
+    from clir_toolkit.rerank.epoch import DEV_MEASURE
     from clir_toolkit.rerank.threads import use_fastest_threads
-    from clir_toolkit.rerank.train import (
-        DEV_MEASURE,
-        EpochRecord,
-        TrainReport,
-        _save_torch,
-        build_loss,
-    )
+    from clir_toolkit.rerank.train import build_loss
+    from clir_toolkit.rerank.train_config import EpochRecord, TrainReport
 
     use_fastest_threads()
     started = time.perf_counter()
@@ -417,7 +414,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
         )
         shown = f", dev {DEV_MEASURE} {dev_score:.4f}" if dev_score is not None else ""
         _log(config, f"epoch {epoch}: loss {mean_loss:.4f}{shown}")
-    _save_torch(
+    save_torch(
         Path(config.output),
         {
             "format": MODEL_FORMAT,
@@ -526,7 +523,7 @@ def score_run_tuned(
     verbose: bool,
 ) -> tuple[dict[tuple[str, str], float], str]:
     """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
-    from clir_toolkit.rerank.data import cache_dir_for
+    from clir_toolkit.rerank.documents import cache_dir_for
     from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.pretrained import encode_batched
 

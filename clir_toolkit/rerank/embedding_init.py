@@ -1,0 +1,120 @@
+"""Starting a reranker's embedding tables: rows from ``.vec`` files, or tied query rows.
+
+``--embeddings`` (or ``--query-embeddings`` and ``--doc-embeddings``) initialise the rows of
+the vocabulary words that a ``.vec`` file has (:func:`load_embeddings`), such as the
+bilingual vectors of ``clir embed train``; the other rows keep their random start.
+``--tie-embeddings`` starts each query word that the document vocabulary also has with its
+document vector (:func:`tie_query_rows`), so that a monolingual model begins with exact
+matches (K-NRM's exact-match kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.rerank.train_config import TrainConfig, log
+from clir_toolkit.rerank.vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    import torch
+
+
+def tie_query_rows(model: Any, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> int:
+    """Start each query word that the document vocabulary also has with its document vector.
+
+    A word then has cosine 1 with itself, which K-NRM's exact-match kernel counts: the
+    monolingual model of the thesis (one vocabulary) within the two-table models here.
+    Returns the number of rows tied.
+    """
+    import torch
+
+    pairs = [
+        (i, doc_vocab.id(w)) for i, w in enumerate(query_vocab.words) if i > 1 and w in doc_vocab
+    ]
+    if not pairs:
+        return 0
+    rows = torch.tensor([q for q, _ in pairs], dtype=torch.long)
+    vectors = model.doc_embedding.weight.detach()[torch.tensor([d for _, d in pairs])]
+    model.load_embeddings("query", vectors.clone(), rows)
+    return len(pairs)
+
+
+def _embedding_rows(path: Path, vocab: Vocabulary) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """``(dimension, vectors, row ids)`` of the vocabulary words that ``path`` (.vec) has.
+
+    A word is looked up as itself and as ``language:word``, the form of the bilingual files
+    ``clir embed train`` writes (``en:library``, ``fr:bibliothèque`` in one space); the
+    prefixed form wins when a file has both. :func:`clir_toolkit.resources.embeddings.load_vec`
+    keeps only the words asked for, so a file of millions of vectors costs one pass, not its
+    size in memory.
+    """
+    import torch
+
+    from clir_toolkit.resources.embeddings import load_vec
+
+    prefix = f"{vocab.language}:"
+    words = vocab.words[2:]
+    vectors = load_vec(path, vocabulary={*words, *(prefix + word for word in words)})
+    ids, matrix = [], []
+    for i, word in enumerate(vocab.words):
+        if i < 2:
+            continue
+        row = vectors.index.get(prefix + word, vectors.index.get(word))
+        if row is not None:
+            ids.append(i)
+            matrix.append(row)
+    rows = torch.tensor(ids, dtype=torch.long)
+    values = torch.as_tensor(vectors.vectors[matrix], dtype=torch.float32)
+    return vectors.dim, values.reshape(-1, vectors.dim), rows
+
+
+def embedding_files(config: TrainConfig) -> dict[str, Path]:
+    """The ``.vec`` file of each side (``query``, ``doc``): its own, else ``--embeddings``."""
+    files = {}
+    for side, specific in (("query", config.query_embeddings), ("doc", config.doc_embeddings)):
+        chosen = specific or config.embeddings
+        if chosen is not None:
+            files[side] = chosen
+    return files
+
+
+def load_embeddings(
+    config: TrainConfig, model: Any, vocabs: Mapping[str, Vocabulary]
+) -> dict[str, int]:
+    """Initialise embedding rows from ``.vec`` files; returns the rows found per side."""
+    found = {}
+    files = embedding_files(config)
+    if files and not callable(getattr(model, "load_embeddings", None)):
+        raise UsageError(f"the {config.model} model takes no pre-trained embeddings")
+    for side, path in files.items():
+        dim, values, rows = _embedding_rows(path, vocabs[side])
+        count = int(rows.numel())
+        expected = _model_dim(model)
+        if expected is not None and dim != expected:
+            raise ClirError(
+                f"{path}: vectors of dimension {dim}, but the model's embeddings have {expected} "
+                f"(pass --dim {dim} or use vectors of dimension {expected})"
+            )
+        if count:
+            model.load_embeddings(side, values, rows)
+        found[side] = count
+        log(config, f"{path}: initialised {count} of {len(vocabs[side]) - 2} {side} words")
+    return found
+
+
+def _model_dim(model: Any) -> int | None:
+    config = model.config()
+    value = config.get("dim")
+    return int(value) if value is not None else None
+
+
+def embedding_dim(config: TrainConfig) -> int | None:
+    """The dimension of the first embedding file (so that ``dim`` may be left out)."""
+    from clir_toolkit.resources.embeddings import load_vec
+
+    for path in embedding_files(config).values():
+        return load_vec(path, limit=1).dim
+    return None
