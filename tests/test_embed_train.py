@@ -245,7 +245,7 @@ def test_the_split_is_by_english_word_and_stable() -> None:
 
 
 def test_seed_pairs_keep_single_words_known_on_both_sides() -> None:
-    from clir_toolkit.resources.dictionary import BilingualDictionary
+    from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
 
     dictionary = BilingualDictionary(
         {
