@@ -70,6 +70,6 @@ ENGLISH_STOP_WORDS = frozenset(
 
 def source_words(text: str) -> list[str]:
     """Lower-cased words of a source-language text, split as dictionary keys are."""
-    from clir_toolkit.resources.dictionary import phrase_words
+    from clir_toolkit.resources.dictionary.phrases import phrase_words
 
     return phrase_words(text)

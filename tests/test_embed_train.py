@@ -17,16 +17,15 @@ import numpy as np
 import pytest
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.translate.embed_cache import cached_text
+from clir_toolkit.translate.embed_text import tokenizer_for
 from clir_toolkit.translate.embed_train import (
     EmbedReport,
-    cached_text,
     format_report,
     report_path,
-    seed_pairs,
-    split_pairs,
-    tokenizer_for,
     train_bilingual_embeddings,
 )
+from clir_toolkit.translate.seed_pairs import seed_pairs, split_pairs
 
 WORDS = 40
 
@@ -245,7 +244,7 @@ def test_the_split_is_by_english_word_and_stable() -> None:
 
 
 def test_seed_pairs_keep_single_words_known_on_both_sides() -> None:
-    from clir_toolkit.resources.dictionary import BilingualDictionary
+    from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
 
     dictionary = BilingualDictionary(
         {

@@ -929,7 +929,7 @@ def test_vec_file_pathological_numbers(
 
 @pytest.mark.parametrize("weight", ["١٢", "1_0", "0x1", "१"])
 def test_dictionary_weight_in_ascii_digits(tmp_path: Path, weight: str) -> None:
-    from clir_toolkit.resources.dictionary import read_dictionary_tsv
+    from clir_toolkit.resources.dictionary.tsv import read_dictionary_tsv
 
     path = write(tmp_path, "d.tsv", f"file\tfichier\t1\ncopy\tcopier\t{weight}\n")
     with pytest.raises(FormatError, match=at(path, 2, f"weight '{weight}' is not a positive")):

@@ -52,7 +52,8 @@ from clir_toolkit.formats import (
     write_topics_tsv,
 )
 from clir_toolkit.index import IndexInfo, read_index_info
-from clir_toolkit.resources.dictionary import normalise_phrase, read_dictionary_tsv
+from clir_toolkit.resources.dictionary.phrases import normalise_phrase
+from clir_toolkit.resources.dictionary.tsv import read_dictionary_tsv
 from clir_toolkit.resources.embeddings import load_vec, save_vec
 
 # ---------------------------------------------------------------------------------------------

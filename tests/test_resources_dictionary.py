@@ -10,21 +10,18 @@ import pytest
 
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 from clir_toolkit.formats import Topic
-from clir_toolkit.resources.dictionary import (
-    DICTD_DIR,
-    BilingualDictionary,
-    cedict_gloss_keys,
-    coverage,
-    dictd_number,
-    format_coverage,
+from clir_toolkit.resources.dictionary import load_dictionary
+from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
+from clir_toolkit.resources.dictionary.cedict import cedict_gloss_keys
+from clir_toolkit.resources.dictionary.coverage import coverage, format_coverage
+from clir_toolkit.resources.dictionary.dictd import DICTD_DIR, dictd_number, read_dictd
+from clir_toolkit.resources.dictionary.freedict import (
     headword_variants,
-    load_dictionary,
     load_freedict,
     parse_freedict_entry,
-    phrase_words,
-    read_dictd,
-    read_dictionary_tsv,
 )
+from clir_toolkit.resources.dictionary.phrases import phrase_words
+from clir_toolkit.resources.dictionary.tsv import read_dictionary_tsv
 
 FIXTURES = Path(__file__).parent / "fixtures" / "resources"
 
@@ -228,7 +225,7 @@ def test_parsed_dictionary_is_cached_and_rebuilt_when_the_source_changes(
     first = load_freedict("eng-fra", directory)
     cache = private_data_dir / "cache" / "freedict-eng-fra.jsonl"
     assert cache.is_file()
-    from clir_toolkit.resources import dictionary as module
+    from clir_toolkit.resources.dictionary import freedict as module
 
     module._load_freedict.cache_clear()
     again = load_freedict("eng-fra", directory)
@@ -467,7 +464,7 @@ def test_installed_cedict() -> None:
 
 
 def test_pronunciations_inside_a_translation_line_are_not_translations() -> None:
-    from clir_toolkit.resources.dictionary import parse_freedict_entry
+    from clir_toolkit.resources.dictionary.freedict import parse_freedict_entry
 
     # Shaped like a FreeDict eng-deu entry whose translation line carries a pronunciation.
     entry = parse_freedict_entry("gadget /ɡˈadʒət/\nGerät,  /ɡɛˈʁɛːt/ , Apparat <neut>\n")

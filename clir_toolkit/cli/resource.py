@@ -90,7 +90,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_resource_coverage(args: argparse.Namespace) -> int:
     from clir_toolkit.resources import wordnet
-    from clir_toolkit.resources.dictionary import coverage, format_coverage, load_dictionary
+    from clir_toolkit.resources.dictionary import load_dictionary
+    from clir_toolkit.resources.dictionary.coverage import coverage, format_coverage
 
     base_forms = wordnet.base_forms if args.base_forms else None
     report = coverage(

