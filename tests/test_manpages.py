@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection import open_collection
+from clir_toolkit.collection.man_page import ManPage, Section
 from clir_toolkit.collection.manpages import (
     build_manpages_collection,
     copied_share,
@@ -25,7 +26,6 @@ from clir_toolkit.collection.manpages import (
     man_pages_excluded,
     split_of,
 )
-from clir_toolkit.collection.troff import ManPage, Section
 from clir_toolkit.errors import OutputError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import Qrel, iter_corpus, read_qrels

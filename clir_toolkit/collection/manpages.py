@@ -55,14 +55,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from clir_toolkit.collection import MANIFEST
-from clir_toolkit.collection.troff import (
+from clir_toolkit.collection.man_macros import read_man_page
+from clir_toolkit.collection.man_page import (
     SEE_ALSO_HEADINGS,
     ManPage,
     Reference,
     Section,
     heading_matches,
     normalise_heading,
-    read_man_page,
     split_name_line,
 )
 from clir_toolkit.errors import ResourceError, UsageError
