@@ -52,7 +52,7 @@ from urllib.parse import unquote
 from clir_toolkit.collection import MANIFEST
 
 # the man-page collections' word count, split hash and query-text key, shared on purpose
-from clir_toolkit.collection.manpages import _query_key, count_words, split_of
+from clir_toolkit.collection.query_rules import _query_key, count_words, split_of
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 from clir_toolkit.files import atomic_directory, atomic_write, sha256_file
 from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv

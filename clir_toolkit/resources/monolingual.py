@@ -77,7 +77,7 @@ def corpus_lines(corpus: Path) -> Iterator[str]:
 
 def manpage_paths(lang: str, man_root: Path = Path("/usr/share/man")) -> list[Path]:
     """The installed man page files of ``lang`` (``en``: the untranslated pages), sorted."""
-    from clir_toolkit.collection.manpages import LANGUAGES
+    from clir_toolkit.collection.man_packages import LANGUAGES
 
     if lang == "en":
         root = man_root
