@@ -17,7 +17,7 @@ import pytest
 from clir_toolkit.collection import open_collection
 from clir_toolkit.collection.ddtp import build_ddtp_collection, format_summary
 from clir_toolkit.collection.ddtp_queries import remove_names
-from clir_toolkit.collection.manpages import split_of
+from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import iter_corpus, read_qrels, read_topics

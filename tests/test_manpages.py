@@ -17,15 +17,12 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection import open_collection
-from clir_toolkit.collection.manpages import (
-    build_manpages_collection,
-    copied_share,
-    find_boilerplate_headings,
-    format_summary,
-    man_pages_excluded,
-    split_of,
-)
-from clir_toolkit.collection.troff import ManPage, Section
+from clir_toolkit.collection.man_documents import find_boilerplate_headings
+from clir_toolkit.collection.man_packages import man_pages_excluded
+from clir_toolkit.collection.man_page import ManPage, Section
+from clir_toolkit.collection.man_topics import copied_share
+from clir_toolkit.collection.manpages import build_manpages_collection, format_summary
+from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import OutputError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import Qrel, iter_corpus, read_qrels

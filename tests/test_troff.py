@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.collection.troff import (
+from clir_toolkit.collection.man_macros import parse_man, read_man_page
+from clir_toolkit.collection.man_page import (
     Reference,
     heading_matches,
-    parse_man,
     parse_references,
-    read_man_page,
     split_name_line,
 )
 

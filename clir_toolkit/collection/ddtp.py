@@ -73,7 +73,7 @@ from clir_toolkit.collection.ddtp_queries import (
 from clir_toolkit.collection.ddtp_records import read_descriptions, read_release_fields
 
 # the man-page collections' word count, shared on purpose
-from clir_toolkit.collection.manpages import count_words
+from clir_toolkit.collection.query_rules import count_words
 from clir_toolkit.errors import ResourceError, UsageError
 from clir_toolkit.files import atomic_directory, sha256_file
 from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from clir_toolkit.collection.ddtp_records import Descriptions
 
 # the man-page collections' word count, split hash and query-text key, shared on purpose
-from clir_toolkit.collection.manpages import _query_key, count_words, split_of
+from clir_toolkit.collection.query_rules import _query_key, count_words, split_of
 
 __all__ = [
     "DROP_REASONS",

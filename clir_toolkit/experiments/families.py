@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection import ddtp, ddtp_lists, manpages
+from clir_toolkit.collection import ddtp, ddtp_lists, man_packages, manpages
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def _build_ddtp(language: str, out: Path, variant: str, progress: bool) -> objec
 
 #: The collection families, by the name a recipe gives them.
 COLLECTIONS = {
-    "manpages": CollectionFamily(tuple(manpages.LANGUAGES), manpages.collection_name,
+    "manpages": CollectionFamily(tuple(man_packages.LANGUAGES), manpages.collection_name,
                                  _build_manpages),
     "ddtp": CollectionFamily(tuple(ddtp_lists.LANGUAGES), ddtp.collection_name, _build_ddtp),
 }  # fmt: skip
