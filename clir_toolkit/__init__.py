@@ -49,7 +49,7 @@ _EXPORTS = {
     # stage 2
     "TrainConfig": "clir_toolkit.rerank.train_config",
     "train_reranker": "clir_toolkit.rerank.train",
-    "TunedConfig": "clir_toolkit.rerank.tuned",
+    "TunedConfig": "clir_toolkit.rerank.tuned_config",
     "train_tuned": "clir_toolkit.rerank.tuned",
     "score_run": "clir_toolkit.rerank.score",
     # evaluation and experiments

@@ -356,6 +356,12 @@ def option_flag(param: Param) -> str:
     return param.flag or "--" + param.name.replace("_", "-")
 
 
+def option_dest(param: Param) -> str:
+    """Where argparse keeps the option's value: its flag with underscores (``--dict`` →
+    ``dict``, ``--pretrained`` → ``pretrained``)."""
+    return option_flag(param).lstrip("-").replace("-", "_")
+
+
 def _plain(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -364,28 +370,57 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def option_help(param: Param) -> str:
-    """``--help``'s line: the doc, then the default and the note in parentheses."""
-    shown = param.default is not None and param.type is not bool
-    default = f"default: {_plain(param.default)}" if shown else ""
-    extra = "; ".join(part for part in (default, param.note) if part)
+def option_help(param: Param, default: str | None = None) -> str:
+    """``--help``'s line: the doc, then the default (or ``default``, said otherwise) and the
+    note in parentheses."""
+    if default is None and param.default is not None and param.type is not bool:
+        default = _plain(param.default)
+    extra = "; ".join(part for part in (default and f"default: {default}", param.note) if part)
     text = f"{param.doc} ({extra})" if extra else param.doc
     return text.replace("%", "%%")  # argparse formats help with %
 
 
-def add_options(parser: Any, params: Iterable[Param]) -> None:
+def add_options(
+    parser: Any,
+    params: Iterable[Param],
+    *,
+    given_only: bool = False,
+    defaults: Mapping[str, str] | None = None,
+) -> None:
     """One command-line option per declared parameter: its flag, type, choices, default and
     help all come from the :class:`Param`, so that they are written once. Values are checked
-    where they are used (:func:`check_options`), in the same words for every caller."""
+    where they are used (:func:`check_options`), in the same words for every caller.
+
+    ``given_only``: an option the user does not give is None (bool: None too), so that the
+    config it goes to applies its own default (:func:`given_values`); ``defaults`` then says
+    in words what that default is, by the option's dest, where one declaration cannot.
+    """
     for param in params:
-        options: dict[str, Any] = {"dest": param.name, "help": option_help(param)}
+        dest = option_dest(param)
+        shown = (defaults or {}).get(dest)
+        options: dict[str, Any] = {"dest": dest, "help": option_help(param, shown)}
         if param.type is bool:
             options["action"] = "store_true"
+            if given_only:
+                options["default"] = None
         else:
             options["type"] = param.type
-            options["default"] = param.default
+            options["default"] = None if given_only else param.default
             if param.choices:
                 options["choices"] = param.choices
             if param.metavar:
                 options["metavar"] = param.metavar
+            if param.shape == "list" and param.length:
+                options["nargs"] = param.length
         parser.add_argument(option_flag(param), **options)
+
+
+def given_values(args: Any, params: Iterable[Param]) -> dict[str, Any]:
+    """``{name: value}`` of the declared options that the user gave on the command line
+    (lists as tuples), so that a config's own defaults apply to the others."""
+    values = {}
+    for param in params:
+        value = getattr(args, option_dest(param), None)
+        if value is not None:
+            values[param.name] = tuple(value) if isinstance(value, list) else value
+    return values

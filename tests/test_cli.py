@@ -229,3 +229,31 @@ def test_clir_search_defaults_are_the_librarys() -> None:
     assert _translation(given) == TranslationOptions(translate="dict", keep_source=0.0)
     feedback = _feedback(given)
     assert feedback is not None and (feedback.method, feedback.fb_docs) == ("rm3", 5)
+
+
+def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
+    """An option not given leaves the config's own default (fine-tuning's or the word-level
+    models'), and --help says both defaults, read from the declarations."""
+    from clir_toolkit.cli import build_parser
+    from clir_toolkit.cli.rerank import _training_params
+    from clir_toolkit.params import given_values
+    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
+    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+
+    base = ["rerank", "train", "--collection", "c", "--topics", "t", "--qrels", "q",
+            "--run", "r", "--output", "o"]  # fmt: skip
+    tuned, word_level = _training_params()
+    args = build_parser().parse_args(base)
+    assert given_values(args, tuned.values()) == given_values(args, word_level.values()) == {}
+    args = build_parser().parse_args(
+        [*base, "--model", "dual", "--epochs", "3", "--sosl-thresholds", "0.1", "0.6",
+         "--query-lang", "fr", "--tie-embeddings", "--negatives", "20"]
+    )  # fmt: skip
+    assert given_values(args, word_level.values()) == {
+        "model": "dual", "epochs": 3, "sosl_thresholds": (0.1, 0.6), "query_language": "fr",
+        "tie_embeddings": True, "negatives_per_query": 20,
+    }  # fmt: skip
+    result = run_clir("rerank", "train", "--help")
+    text = " ".join(result.stdout.split())
+    epochs = f"default: {TUNED_PARAMS['epochs'].default}; with --model: "
+    assert epochs + str(TRAIN_PARAMS["epochs"].default) in text

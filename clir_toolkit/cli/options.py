@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from clir_toolkit.params import add_options
+from clir_toolkit.params import add_options, given_values
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -88,17 +88,10 @@ def _read_topics(args: argparse.Namespace) -> list:
 def _translation(args: argparse.Namespace) -> TranslationOptions:
     from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS, TranslationOptions
 
-    return TranslationOptions(**{name: getattr(args, name) for name in TRANSLATION_PARAMS})
+    return TranslationOptions(**given_values(args, TRANSLATION_PARAMS.values()))
 
 
 def _feedback(args: argparse.Namespace) -> Feedback | None:
     from clir_toolkit.expand.feedback import feedback_from
 
     return feedback_from(vars(args))
-
-
-def given_options(args: argparse.Namespace, fields: dict[str, str]) -> dict[str, Any]:
-    """``{field: value}`` of the options the user gave (flag dest → config field), so that
-    the config's own defaults apply to the others (they are written once, there)."""
-    return {field: getattr(args, dest) for dest, field in fields.items()
-            if getattr(args, dest) is not None}  # fmt: skip

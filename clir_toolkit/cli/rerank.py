@@ -7,10 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.cli.options import given_options
 from clir_toolkit.errors import UsageError
+from clir_toolkit.params import add_options, given_values
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
-from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -32,91 +31,22 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "cosine and SOSL (the best measured); --model knrm|dual trains a word-level model "
         "from scratch, as in the papers.",
     )
-    t.add_argument(
-        "--model",
-        choices=MODEL_NAMES,
-        help="a word-level model trained from scratch (K-NRM, the smooth-cosine dual "
-        "encoder, or a reranker plug-in)",
+    files = t.add_argument_group("files")
+    files.add_argument("--collection", required=True, type=Path, help="collection directory")
+    files.add_argument("--topics", required=True, type=Path, help="training topics")
+    files.add_argument("--qrels", required=True, type=Path, help="training judgements")
+    files.add_argument("--run", required=True, type=Path, help="first-stage run: the negatives")
+    files.add_argument("--dev-topics", type=Path, help="dev topics: the epoch kept is the best")
+    files.add_argument("--dev-qrels", type=Path)
+    files.add_argument("--dev-run", type=Path)
+    files.add_argument(
+        "--parallel", type=Path, help="--model: english<TAB>foreign pairs for pre-training"
     )
-    t.add_argument(
-        "--pretrained",
-        metavar="NAME",
-        help=f"fine-tune this pretrained sentence encoder (default {DEFAULT_RERANKER} when no "
-        "--model is given; e5-small, use-m3 or hf:DIR)",
+    files.add_argument("--cache-dir", type=Path, help="tensor and vector caches")
+    files.add_argument(
+        "--output", required=True, type=Path, help="model file to write, e.g. models/x.pt"
     )
-    t.add_argument(
-        "--encoder",
-        default="avg",
-        choices=["avg", "cnn", "lstm"],
-        help="dual encoder architecture (default: avg)",
-    )
-    t.add_argument(
-        "--loss",
-        choices=LOSS_NAMES,
-        help="default: hinge for knrm, sosl for dual",
-    )
-    t.add_argument("--collection", required=True, type=Path)
-    t.add_argument("--topics", required=True, type=Path)
-    t.add_argument("--qrels", required=True, type=Path)
-    t.add_argument("--run", required=True, type=Path, help="first-stage run: the negatives")
-    t.add_argument("--dev-topics", type=Path)
-    t.add_argument("--dev-qrels", type=Path)
-    t.add_argument("--dev-run", type=Path)
-    t.add_argument("--embeddings", type=Path, help=".vec initialising both tables")
-    t.add_argument("--query-embeddings", type=Path)
-    t.add_argument("--doc-embeddings", type=Path)
-    t.add_argument("--parallel", type=Path, help="english<TAB>foreign pairs for pre-training")
-    t.add_argument("--parallel-epochs", type=int, default=1)
-    t.add_argument("--parallel-negatives", type=int, default=4)
-    t.add_argument("--epochs", type=int, help="default: 4 with --pretrained, 10 otherwise")
-    t.add_argument("--batch-size", type=int, help="default: 128")
-    t.add_argument(
-        "--lr", type=float, help="default: 3e-5 with --pretrained, 1e-3 for knrm, 0.01 for dual"
-    )
-    t.add_argument("--dim", type=int, help="embedding size (default: 300, or the .vec's)")
-    t.add_argument("--max-query-len", type=int, default=20)
-    t.add_argument("--max-doc-len", type=int, default=300)
-    t.add_argument("--min-count", type=int, default=1)
-    t.add_argument("--max-vocab", type=int)
-    t.add_argument("--negatives", type=int, help="negatives per query (default 40)")
-    t.add_argument(
-        "--pairs-per-query",
-        type=int,
-        help="pairwise losses (knrm): the most pairs of one query per epoch (default 80)",
-    )
-    t.add_argument("--depth", type=int, help="dev reranking depth (default 100)")
-    t.add_argument("--seed", type=int, help="default 42")
-    t.add_argument(
-        "--train-queries",
-        type=int,
-        metavar="N",
-        help="with --pretrained: train on the first N queries of --topics (default: all)",
-    )
-    t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
-    t.add_argument("--grad-clip", type=float)
-    t.add_argument("--query-lang")
-    t.add_argument("--doc-lang")
-    t.add_argument("--cache-dir", type=Path)
-    t.add_argument(
-        "--epsilon",
-        type=float,
-        help="ε of the smooth cosine (default 0.1 with --pretrained, 1 for dual; 0 = plain cosine)",
-    )
-    t.add_argument(
-        "--sosl-thresholds",
-        type=float,
-        nargs=2,
-        metavar=("T1", "T2"),
-        help="SOSL thresholds between the grades (default 0.2 0.7)",
-    )
-    t.add_argument(
-        "--tie-embeddings",
-        action="store_true",
-        help="start shared query/document words with the same vector",
-    )
-    t.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt")
-    t.add_argument("--output", required=True, type=Path, help="model file, e.g. models/x.pt")
+    _training_options(t.add_argument_group("training (defaults: with --pretrained; --model)"))
     t.set_defaults(handler=cmd_rerank_train)
     t = rerank.add_parser(
         "score",
@@ -138,18 +68,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--topics", required=True, type=Path)
     t.add_argument("--run", required=True, type=Path)
     t.add_argument("--output", required=True, type=Path)
-    t.add_argument("--depth", type=int, default=100, help="documents reranked per query")
-    t.add_argument(
-        "--interpolate",
-        type=float,
-        metavar="LAMBDA",
-        help="λ·neural + (1−λ)·first stage, both min-max normalised per query (default: "
-        "the best measured on dev: 0.7 for a fine-tuned encoder (the default of clir rerank "
-        "train), none for --model knrm/dual, e5-small 0.8, use-m3 and hf:DIR 0.7; 1 = the "
-        "model alone)",
-    )
+    from clir_toolkit.rerank.candidates import SCORE_PARAMS
+
+    add_options(t, SCORE_PARAMS.values())
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    t.add_argument("--batch-size", type=int, default=256)
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
     t.add_argument("--tag")
@@ -165,35 +87,77 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.set_defaults(handler=cmd_rerank_bins)
 
 
+def _training_params() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The declared options of fine-tuning and of word-level training, by flag."""
+    from clir_toolkit.params import option_flag
+    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
+    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+
+    tuned = {option_flag(p): p for p in TUNED_PARAMS.values()}
+    word_level = {option_flag(p): p for p in TRAIN_PARAMS.values() if p.name != "verbose"}
+    return tuned, word_level
+
+
+def _training_options(group: Any) -> None:
+    """``clir rerank train``'s options, generated from :data:`TUNED_PARAMS` and
+    :data:`TRAIN_PARAMS`: an option not given takes the default of the kind of model trained
+    (``--pretrained``, the default, or ``--model``), so each default is written once."""
+    from clir_toolkit.params import option_dest, option_flag
+    from clir_toolkit.rerank.train_config import DEFAULT_BATCH_SIZE, DEFAULT_LOSS, DEFAULT_LR
+
+    tuned, word_level = _training_params()
+    said = {  # what a default of None stands for, in words
+        "--model": f"none: fine-tune --pretrained {DEFAULT_RERANKER}",
+        "--pretrained": f"{DEFAULT_RERANKER} unless --model is given; e5-small, use-m3 or hf:DIR",
+        "--loss": ", ".join(f"{loss} for {model}" for model, loss in DEFAULT_LOSS.items()),
+        "--lr": ", ".join(f"{lr:g} for {model}" for model, lr in DEFAULT_LR.items()),
+        "--batch-size": str(DEFAULT_BATCH_SIZE),
+        "--epsilon": "1 for dual",
+        "--dim": "300, or the .vec file's",
+        "--sosl-thresholds": "0.2 0.7",
+        "--grad-clip": "no clipping",
+        "--train-queries": "all",
+    }
+
+    def shown(param: Any) -> str:
+        flag = option_flag(param)
+        if param.default is None or flag in ("--model", "--pretrained"):
+            return said.get(flag, "")
+        return f"{param.default:g}" if isinstance(param.default, float) else str(param.default)
+
+    params, defaults = [], {}
+    for flag, param in {**word_level, **tuned}.items():
+        params.append(param)
+        mine = shown(param)
+        if flag in tuned and flag in word_level:
+            theirs = shown(word_level[flag])
+            mine = mine if mine == theirs else f"{mine}; with --model: {theirs}"
+        if mine:
+            defaults[option_dest(param)] = mine
+    add_options(group, params, given_only=True, defaults=defaults)
+
+
 def _train_tuned(args: argparse.Namespace) -> Any:
     """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
-    from clir_toolkit.rerank.tuned import TunedConfig, train_tuned
+    from clir_toolkit.params import option_dest
+    from clir_toolkit.rerank.tuned import train_tuned
+    from clir_toolkit.rerank.tuned_config import TunedConfig
 
-    token_only = {
-        "--encoder": args.encoder != "avg", "--embeddings": args.embeddings,
-        "--query-embeddings": args.query_embeddings, "--doc-embeddings": args.doc_embeddings,
-        "--parallel": args.parallel, "--resume": args.resume, "--dim": args.dim,
-        "--tie-embeddings": args.tie_embeddings, "--grad-clip": args.grad_clip,
-        "--pairs-per-query": args.pairs_per_query,
-    }  # fmt: skip
-    given = [flag for flag, value in token_only.items() if value]
+    tuned, word_level = _training_params()
+    given = [flag for flag, param in word_level.items()
+             if flag not in tuned and getattr(args, option_dest(param)) not in (None, False)]
+    if args.parallel is not None:
+        given.insert(0, "--parallel")
     if given:
         raise UsageError(
             f"{given[0]} trains a word-level model (--model knrm or dual); with --pretrained "
             "the encoder's own vectors are fine-tuned"
         )
-    options = given_options(args, {
-        "epochs": "epochs", "lr": "lr", "batch_size": "batch_size", "negatives": "negatives",
-        "depth": "depth", "epsilon": "epsilon", "loss": "loss", "seed": "seed",
-        "train_queries": "train_queries",
-    })  # fmt: skip
-    if args.sosl_thresholds:
-        options["sosl_thresholds"] = tuple(args.sosl_thresholds)
     config = TunedConfig(
         collection=args.collection, topics=args.topics, qrels=args.qrels, run=args.run,
-        output=args.output, encoder=args.pretrained, dev_topics=args.dev_topics,
-        dev_qrels=args.dev_qrels, dev_run=args.dev_run, cache_dir=args.cache_dir,
-        verbose=not args.quiet, **options,
+        output=args.output, dev_topics=args.dev_topics, dev_qrels=args.dev_qrels,
+        dev_run=args.dev_run, cache_dir=args.cache_dir, verbose=not args.quiet,
+        **given_values(args, tuned.values()),
     )  # fmt: skip
     return train_tuned(config)
 
@@ -212,47 +176,12 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
     if args.train_queries is not None:
         raise UsageError("--train-queries applies to --pretrained; for --model, pass a topics "
                          "file with the queries to train on")
+    _, word_level = _training_params()
     config = TrainConfig(
-        collection=args.collection,
-        topics=args.topics,
-        qrels=args.qrels,
-        run=args.run,
-        output=args.output,
-        model=args.model,
-        encoder=args.encoder,
-        loss=args.loss,
-        dev_topics=args.dev_topics,
-        dev_qrels=args.dev_qrels,
-        dev_run=args.dev_run,
-        embeddings=args.embeddings,
-        query_embeddings=args.query_embeddings,
-        doc_embeddings=args.doc_embeddings,
-        parallel=args.parallel,
-        parallel_epochs=args.parallel_epochs,
-        parallel_negatives=args.parallel_negatives,
-
-        batch_size=args.batch_size,
-        lr=args.lr,
-        dim=args.dim,
-        max_query_len=args.max_query_len,
-        max_doc_len=args.max_doc_len,
-        min_count=args.min_count,
-        max_vocab=args.max_vocab,
-
-        device=args.device,
-        precision=args.precision,
-        grad_clip=args.grad_clip,
-        query_language=args.query_lang,
-        doc_language=args.doc_lang,
-        cache_dir=args.cache_dir,
-        resume=args.resume,
-        verbose=not args.quiet,
-        epsilon=args.epsilon,
-        sosl_thresholds=tuple(args.sosl_thresholds) if args.sosl_thresholds else None,
-        tie_embeddings=args.tie_embeddings,
-        **given_options(args, {"epochs": "epochs", "negatives": "negatives_per_query",
-                               "pairs_per_query": "pairs_per_query", "depth": "depth",
-                               "seed": "seed"}),
+        collection=args.collection, topics=args.topics, qrels=args.qrels, run=args.run,
+        output=args.output, dev_topics=args.dev_topics, dev_qrels=args.dev_qrels,
+        dev_run=args.dev_run, parallel=args.parallel, cache_dir=args.cache_dir,
+        verbose=not args.quiet, **given_values(args, word_level.values()),
     )  # fmt: skip
     _print_train_report(train_reranker(config))
     return 0

@@ -40,12 +40,12 @@ from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
 from clir_toolkit.rerank.encoders import default_interpolation
-from clir_toolkit.rerank.tuned import INTERPOLATION as TUNED_INTERPOLATION
+from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 from clir_toolkit.search import search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.tuned import TunedConfig
+    from clir_toolkit.rerank.tuned_config import TunedConfig
 
 #: BM25 parameters chosen on the dev split of the French man pages (baselines/RESULTS.md).
 K1, B = 1.2, 0.75
@@ -221,7 +221,8 @@ def _trained_model(
     the defaults of ``clir rerank train``, reused when one trained with the same settings on
     the same files is there."""
     from clir_toolkit.freshness import is_fresh, mark_fresh
-    from clir_toolkit.rerank.tuned import TunedConfig, train_tuned
+    from clir_toolkit.rerank.tuned import train_tuned
+    from clir_toolkit.rerank.tuned_config import TunedConfig
 
     dictionary = SYSTEMS[1]
     # The model reads the top RERANK_DEPTH candidates; more hits would only cost time.
@@ -271,7 +272,7 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
 
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.encoders import encoder_fingerprint
-    from clir_toolkit.rerank.tuned import MODEL_FORMAT
+    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT
 
     settings: dict[str, Any] = {
         field.name: str(value) if isinstance(value, Path) else value

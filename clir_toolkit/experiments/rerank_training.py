@@ -43,7 +43,7 @@ def train_config(
     recipe: Recipe, spec: RerankSpec, language: str, context: RunContext
 ) -> Any:
     """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
-    ``pretrained`` the :class:`~clir_toolkit.rerank.tuned.TunedConfig`."""
+    ``pretrained`` the :class:`~clir_toolkit.rerank.tuned_config.TunedConfig`."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.rerank.train_config import TrainConfig
 
@@ -102,7 +102,7 @@ def _tuned_config(
     context: RunContext, language: str,
 ) -> Any:  # fmt: skip
     """The :class:`TunedConfig` of a recipe with ``pretrained``: English queries only."""
-    from clir_toolkit.rerank.tuned import TunedConfig
+    from clir_toolkit.rerank.tuned_config import TunedConfig
 
     other = sorted(set(spec.training) - set(TUNED_KEYS))
     if other or spec.tie_embeddings or spec.train_topics != "english":
@@ -136,7 +136,7 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     from clir_toolkit.rerank.encoders import encoder_fingerprint
     from clir_toolkit.rerank.model_file import MODEL_FORMAT
     from clir_toolkit.rerank.tokens import ANALYSIS_VERSION
-    from clir_toolkit.rerank.tuned import MODEL_FORMAT as TUNED_FORMAT
+    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT as TUNED_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}
     settings = {

@@ -133,7 +133,7 @@ def _rerank_params() -> dict[str, Param]:
     translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
     from clir_toolkit.rerank.train_config import TRAIN_PARAMS
-    from clir_toolkit.rerank.tuned import TUNED_PARAMS
+    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
 
     recipe_name = RECIPE_PARAMS["name"]
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}

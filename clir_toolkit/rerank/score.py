@@ -58,14 +58,14 @@ def score_run(
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
-    encoder, whose measured :data:`clir_toolkit.rerank.tuned.INTERPOLATION` applies);
+    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies);
     ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
     """
     from clir_toolkit.formats import write_run
     from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.threads import use_fastest_threads
-    from clir_toolkit.rerank.tuned import INTERPOLATION as TUNED_INTERPOLATION
     from clir_toolkit.rerank.tuned import is_tuned_model, score_run_tuned
+    from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 
     use_fastest_threads()
     started = time.perf_counter()
