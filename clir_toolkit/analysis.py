@@ -71,6 +71,13 @@ WHITESPACE_ANALYZER = "org.apache.lucene.analysis.core.WhitespaceAnalyzer"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+#: Lucene's classic English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``): function
+#: words are not translated — their translations are stop words or noise.
+ENGLISH_STOP_WORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "
+    "then there these they this to was will with".split()
+)
+
 
 @dataclass(frozen=True, slots=True)
 class AnalyzerSpec:

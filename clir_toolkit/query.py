@@ -60,14 +60,6 @@ class StructuredQuery:
         return " | ".join(parts)
 
 
-#: Lucene's classic English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``): function
-#: words are not translated — their translations are stop words or noise.
-ENGLISH_STOP_WORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split()
-)
-
-
 def source_words(text: str) -> list[str]:
     """Lower-cased words of a source-language text, split as dictionary keys are."""
     from clir_toolkit.resources.dictionary.phrases import phrase_words

@@ -12,13 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from clir_toolkit.query import (
-    ENGLISH_STOP_WORDS,
-    Alternative,
-    QueryTerm,
-    StructuredQuery,
-    source_words,
-)
+from clir_toolkit.analysis import ENGLISH_STOP_WORDS
+from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 
 class WordNetExpander:

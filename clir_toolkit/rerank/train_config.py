@@ -231,8 +231,8 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
     return resolved
 
 
-def recorded_settings(config: TrainConfig) -> dict[str, Any]:
-    """The JSON-serialisable settings recorded in the model file."""
+def recorded_settings(config: Any) -> dict[str, Any]:
+    """The JSON-serialisable settings of a config (a dataclass) recorded in the model file."""
     values = dataclasses.asdict(config)
     return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
 
@@ -242,8 +242,8 @@ def has_parallel(config: TrainConfig) -> bool:
     return config.parallel is not None and config.parallel_epochs > 0
 
 
-def log(config: TrainConfig, message: str) -> None:
-    """Progress of a training on stderr, unless ``config.verbose`` is off."""
+def log(config: Any, message: str) -> None:
+    """Progress of a training (any config with ``verbose``) on stderr, unless it is off."""
     if config.verbose:
         print(message, file=sys.stderr, flush=True)
 

@@ -37,7 +37,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +46,9 @@ from torch import Tensor, nn
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.rerank.dual import smooth_cosine
+from clir_toolkit.rerank.train_config import log, recorded_settings
 from clir_toolkit.rerank.tuned_config import MODEL_FORMAT, MODEL_TYPE, TUNED_PARAMS, TunedConfig
+from clir_toolkit.rerank.tuned_examples import Split, epoch_examples, read_split, training_pool
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.candidates import RunCandidates
@@ -86,105 +87,6 @@ class TunedEncoder(nn.Module):
 # ---------------------------------------------------------------------------------------------
 # Vectors and examples
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Split:
-    """One split's queries and candidates as rows of the query and document matrices."""
-
-    query_row: dict[str, int]
-    queries: np.ndarray  # float32[Q, dim], unit rows
-    candidates: dict[str, list[str]]  # qid -> top ``depth`` docids in trec_eval order
-    grades: dict[str, dict[str, int]]  # qid -> docid -> grade (qrels)
-
-
-def read_split(
-    encoder: SentenceEncoder, topics: Path, qrels: Path | None, run: Path, depth: int,
-    verbose: bool, only_topics: bool = False, first: int | None = None,
-) -> Split:  # fmt: skip
-    """Encode the topics that the run answers; read the candidates and the qrels.
-
-    A query of the run without a topic is an error, unless ``only_topics`` (training: a
-    topics file may pick a subset of the run's queries, e.g. to train on fewer of them);
-    ``first`` keeps the first N topics of the file only.
-    """
-    from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.examples import candidates_by_query
-    from clir_toolkit.rerank.pretrained import encode_batched
-
-    texts = {topic.qid: topic.query for topic in read_topics(topics)[:first]}
-    candidates = candidates_by_query(read_run(run), depth)
-    if only_topics:
-        candidates = {qid: docids for qid, docids in candidates.items() if qid in texts}
-    missing = [qid for qid in candidates if qid not in texts]
-    if missing:
-        raise ClirError(
-            f"{topics}: no topic for {len(missing)} query id(s) of the run {run} "
-            f"({', '.join(missing[:5])}); pass the topics the run was made from"
-        )
-    qids = list(candidates)
-    vectors = encode_batched(encoder, [texts[q] for q in qids], True, "encoding queries", verbose)
-    grades: dict[str, dict[str, int]] = {}
-    for qrel in read_qrels(qrels) if qrels is not None else []:
-        grades.setdefault(qrel.qid, {})[qrel.docid] = qrel.relevance
-    return Split({q: i for i, q in enumerate(qids)}, vectors, candidates, grades)
-
-
-@dataclass
-class TrainingPool:
-    """Per training query: its relevant documents with grades, and its negative candidates."""
-
-    query_rows: np.ndarray  # int64[P], one per query with a relevant document
-    positives: list[list[tuple[int, int]]]  # (document row, grade) per query
-    negatives: list[np.ndarray]  # document rows of the non-relevant candidates per query
-
-
-def training_pool(split: Split, doc_row: Mapping[str, int]) -> TrainingPool:
-    """Queries with at least one relevant document that has a vector, in qid order."""
-    from clir_toolkit.rerank.examples import MAX_GRADE
-
-    rows, positives, negatives = [], [], []
-    for qid in sorted(split.query_row):
-        judged = split.grades.get(qid, {})
-        relevant = [
-            (doc_row[d], min(g, MAX_GRADE)) for d, g in sorted(judged.items())
-            if g > 0 and d in doc_row
-        ]  # fmt: skip
-        if not relevant:
-            continue
-        rows.append(split.query_row[qid])
-        positives.append(relevant)
-        negatives.append(
-            np.array([doc_row[d] for d in split.candidates[qid] if judged.get(d, 0) <= 0],
-                     dtype=np.int64)
-        )  # fmt: skip
-    return TrainingPool(np.array(rows, dtype=np.int64), positives, negatives)
-
-
-def epoch_examples(pool: TrainingPool, negatives: int, seed: int, epoch: int) -> np.ndarray:
-    """``int64[N, 3]`` rows (query row, document row, grade) of one epoch, in random order.
-
-    Every relevant document of each query once, and ``negatives`` of its non-relevant
-    candidates drawn without replacement; the draw and the order depend only on
-    ``(seed, epoch)``, so a run is reproducible and each epoch sees other negatives.
-    """
-    rng = np.random.default_rng([seed, epoch])
-    parts = []
-    for query, relevant, pool_negatives in zip(
-        pool.query_rows, pool.positives, pool.negatives, strict=True
-    ):
-        chosen = (
-            rng.choice(pool_negatives, size=negatives, replace=False)
-            if len(pool_negatives) > negatives
-            else pool_negatives
-        )
-        block = np.zeros((len(relevant) + len(chosen), 3), dtype=np.int64)
-        block[:, 0] = query
-        block[: len(relevant), 1:] = relevant
-        block[len(relevant) :, 1] = chosen
-        parts.append(block)
-    examples = np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
-    return examples[rng.permutation(len(examples))]
 
 
 def _document_vectors(
@@ -237,16 +139,6 @@ def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: An
 # ---------------------------------------------------------------------------------------------
 # Training
 # ---------------------------------------------------------------------------------------------
-
-
-def _log(config: TunedConfig, message: str) -> None:
-    if config.verbose:
-        print(message, file=sys.stderr, flush=True)
-
-
-def _settings(config: TunedConfig) -> dict[str, Any]:
-    values = dataclasses.asdict(config)
-    return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
 
 
 def train_tuned(config: TunedConfig) -> TrainReport:
@@ -308,8 +200,8 @@ def train_tuned(config: TunedConfig) -> TrainReport:
     best_state = {k: v.clone() for k, v in model.state_dict().items()}
     if dev is not None:  # epoch 0: the pretrained encoder's own cosine (ε aside)
         best_dev = _dev_score(model, dev, doc_row, documents)
-        _log(config, f"epoch 0 (the pretrained encoder): dev {DEV_MEASURE} {best_dev:.4f}")
-    _log(
+        log(config, f"epoch 0 (the pretrained encoder): dev {DEV_MEASURE} {best_dev:.4f}")
+    log(
         config,
         f"fine-tuning {encoder.name} ({config.loss}, ε {config.epsilon:g}, lr {config.lr:g}, "
         f"batch {config.batch_size}): {len(pool.query_rows)} queries, "
@@ -336,7 +228,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
             EpochRecord(epoch, "relevance", mean_loss, dev_score, time.perf_counter() - epoch_start)
         )
         shown = f", dev {DEV_MEASURE} {dev_score:.4f}" if dev_score is not None else ""
-        _log(config, f"epoch {epoch}: loss {mean_loss:.4f}{shown}")
+        log(config, f"epoch {epoch}: loss {mean_loss:.4f}{shown}")
     save_torch(
         Path(config.output),
         {
@@ -348,7 +240,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
             "encoder_fingerprint": encoder.fingerprint,
             "max_chars": encoder.max_chars,
             "training": {
-                **_settings(config),
+                **recorded_settings(config),
                 "best_epoch": best_epoch,
                 "best_dev": best_dev,
                 "dev_measure": DEV_MEASURE,
@@ -356,7 +248,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
             "history": [dataclasses.asdict(r) for r in history],
         },
     )
-    _log(config, f"saved epoch {best_epoch} -> {config.output}")
+    log(config, f"saved epoch {best_epoch} -> {config.output}")
     return TrainReport(
         output=Path(config.output),
         checkpoint=Path(config.output),

@@ -21,14 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.analysis import ENGLISH_STOP_WORDS
 from clir_toolkit.errors import UsageError
-from clir_toolkit.query import (
-    ENGLISH_STOP_WORDS,
-    Alternative,
-    QueryTerm,
-    StructuredQuery,
-    source_words,
-)
+from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 
 class EmbeddingSpace:

@@ -9,16 +9,15 @@ translations of a word fall on one side.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.resources.dictionary.phrases import has_letter
 from clir_toolkit.translate.embed_text import Tokenizer
 
 __all__ = ["seed_pairs", "split_pairs"]
 
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def seed_pairs(
@@ -38,11 +37,11 @@ def seed_pairs(
     target_known = set(target_vocabulary)
     pairs: dict[tuple[str, str], None] = {}
     for headword in dictionary:
-        if " " in headword or headword not in source_known or not _LETTER.search(headword):
+        if " " in headword or headword not in source_known or not has_letter(headword):
             continue
         for candidate in dictionary.translations(headword):
             words = target_tokenize(candidate)
-            if len(words) == 1 and words[0] in target_known and _LETTER.search(words[0]):
+            if len(words) == 1 and words[0] in target_known and has_letter(words[0]):
                 pairs[(headword, words[0])] = None
     return list(pairs)
 

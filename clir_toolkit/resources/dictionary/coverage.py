@@ -9,19 +9,18 @@ from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from clir_toolkit.analysis import ENGLISH_STOP_WORDS
 from clir_toolkit.formats import Topic
 from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
 from clir_toolkit.resources.dictionary.phrases import has_letter, phrase_words
 
 __all__ = ["ENGLISH_STOPWORDS", "CoverageReport", "coverage", "format_coverage"]
 
-#: Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``): the words that
-#: :func:`coverage` does not count. Deliberately short: ``stopwordsiso``'s English list also
-#: holds content words ("computer", "copy", "file"...) that queries need translated.
-ENGLISH_STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their "
-    "then there these they this to was will with".split()
-)
+#: The words that :func:`coverage` does not count: Lucene's English stop set, as the
+#: translators skip them (:data:`clir_toolkit.analysis.ENGLISH_STOP_WORDS`). Deliberately short:
+#: ``stopwordsiso``'s English list also holds content words ("computer", "copy", "file"...)
+#: that queries need translated.
+ENGLISH_STOPWORDS = ENGLISH_STOP_WORDS
 
 
 @dataclass(frozen=True, slots=True)
