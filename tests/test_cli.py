@@ -235,8 +235,8 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     """An option not given leaves the config's own default (fine-tuning's or the word-level
     models'), and --help says both defaults, read from the declarations."""
     from clir_toolkit.cli import build_parser
+    from clir_toolkit.cli.options import given_values
     from clir_toolkit.cli.rerank import _training_params
-    from clir_toolkit.params import given_values
     from clir_toolkit.rerank.train_config import TRAIN_PARAMS
     from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
 

@@ -3,7 +3,7 @@
 The BM25, translation and feedback options are generated from their declarations in the
 library (:data:`clir_toolkit.search.BM25_PARAMS`,
 :data:`clir_toolkit.translate.pipeline.TRANSLATION_PARAMS`,
-:data:`clir_toolkit.expand.feedback.FEEDBACK_PARAMS`; :func:`clir_toolkit.params.add_options`),
+:data:`clir_toolkit.expand.feedback.FEEDBACK_PARAMS`; :func:`add_options`),
 the same declarations a recipe's ``[search]`` table is checked against: flags, types, choices,
 defaults and help are written once.
 """
@@ -11,10 +11,11 @@ defaults and help are written once.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.params import add_options, given_values
+from clir_toolkit.params import Param
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -95,3 +96,82 @@ def _feedback(args: argparse.Namespace) -> Feedback | None:
     from clir_toolkit.expand.feedback import feedback_from
 
     return feedback_from(vars(args))
+
+
+# -- options generated from declared parameters (clir_toolkit.params.Param) ----------------
+
+
+def option_flag(param: Param) -> str:
+    """``--batch-size`` for ``batch_size``, or the declared ``flag``."""
+    return param.flag or "--" + param.name.replace("_", "-")
+
+
+def option_dest(param: Param) -> str:
+    """Where argparse keeps the option's value: its flag with underscores (``--dict`` →
+    ``dict``, ``--pretrained`` → ``pretrained``)."""
+    return option_flag(param).lstrip("-").replace("-", "_")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple | list):
+        return " ".join(_plain(v) for v in value)
+    return str(value)
+
+
+def option_help(param: Param, default: str | None = None) -> str:
+    """``--help``'s line: the doc, then the default (or ``default``, said otherwise) and the
+    note in parentheses."""
+    if default is None and param.default is not None and param.type is not bool:
+        default = _plain(param.default)
+    extra = "; ".join(part for part in (default and f"default: {default}", param.note) if part)
+    text = f"{param.doc} ({extra})" if extra else param.doc
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def add_options(
+    parser: Any,
+    params: Iterable[Param],
+    *,
+    given_only: bool = False,
+    defaults: Mapping[str, str] | None = None,
+) -> None:
+    """One command-line option per declared parameter: its flag, type, choices, default and
+    help all come from the :class:`~clir_toolkit.params.Param`, so that they are written once.
+    Values are checked where they are used (:func:`clir_toolkit.params.check_options`), in the
+    same words for every caller.
+
+    ``given_only``: an option the user does not give is None (bool: None too), so that the
+    config it goes to applies its own default (:func:`given_values`); ``defaults`` then says
+    in words what that default is, by the option's dest, where one declaration cannot.
+    """
+    for param in params:
+        dest = option_dest(param)
+        shown = (defaults or {}).get(dest)
+        options: dict[str, Any] = {"dest": dest, "help": option_help(param, shown)}
+        if param.type is bool:
+            options["action"] = "store_true"
+            if given_only:
+                options["default"] = None
+        else:
+            options["type"] = param.type
+            options["default"] = None if given_only else param.default
+            if param.choices:
+                options["choices"] = param.choices
+            if param.metavar:
+                options["metavar"] = param.metavar
+            if param.shape == "list" and param.length:
+                options["nargs"] = param.length
+        parser.add_argument(option_flag(param), **options)
+
+
+def given_values(args: Any, params: Iterable[Param]) -> dict[str, Any]:
+    """``{name: value}`` of the declared options that the user gave on the command line
+    (lists as tuples), so that a config's own defaults apply to the others."""
+    values = {}
+    for param in params:
+        value = getattr(args, option_dest(param), None)
+        if value is not None:
+            values[param.name] = tuple(value) if isinstance(value, list) else value
+    return values

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.options import add_options, given_values
 from clir_toolkit.errors import UsageError
-from clir_toolkit.params import add_options, given_values
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
 
@@ -89,7 +89,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def _training_params() -> tuple[dict[str, Any], dict[str, Any]]:
     """The declared options of fine-tuning and of word-level training, by flag."""
-    from clir_toolkit.params import option_flag
+    from clir_toolkit.cli.options import option_flag
     from clir_toolkit.rerank.train_config import TRAIN_PARAMS
     from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
 
@@ -102,7 +102,7 @@ def _training_options(group: Any) -> None:
     """``clir rerank train``'s options, generated from :data:`TUNED_PARAMS` and
     :data:`TRAIN_PARAMS`: an option not given takes the default of the kind of model trained
     (``--pretrained``, the default, or ``--model``), so each default is written once."""
-    from clir_toolkit.params import option_dest, option_flag
+    from clir_toolkit.cli.options import option_dest, option_flag
     from clir_toolkit.rerank.train_config import DEFAULT_BATCH_SIZE, DEFAULT_LOSS, DEFAULT_LR
 
     tuned, word_level = _training_params()
@@ -139,7 +139,7 @@ def _training_options(group: Any) -> None:
 
 def _train_tuned(args: argparse.Namespace) -> Any:
     """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
-    from clir_toolkit.params import option_dest
+    from clir_toolkit.cli.options import option_dest
     from clir_toolkit.rerank.tuned import train_tuned
     from clir_toolkit.rerank.tuned_config import TunedConfig
 
