@@ -198,7 +198,9 @@ class Searcher:
             alternatives = self.analysed_term(term)
             if not alternatives:
                 return None
-            return self._bag(alternatives) if structure == "and" else self._synonyms(alternatives)
+            if structure == "and":
+                return self._bag(alternatives)
+            return self._pirkola_pseudo_term(alternatives)
 
         return self._cached((structure, term), build)
 
@@ -234,7 +236,7 @@ class Searcher:
         clauses = [self._term_query(token, w) for token, w in weights.items()]
         return clauses[0] if len(clauses) == 1 else self._boolean(clauses, self._classes.SHOULD)
 
-    def _synonyms(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
+    def _pirkola_pseudo_term(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
         """Pirkola's pseudo-term: one SynonymQuery over every token of the alternatives.
 
         A multi-word alternative (a phrase translation) contributes each of its words:
