@@ -388,6 +388,54 @@ def plain_queries(topics: Iterable[Topic]) -> list[StructuredQuery]:
     return [StructuredQuery.plain(t.qid, t.query) for t in topics]
 
 
+def search_rows(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    *,
+    hits: int = DEFAULT_HITS,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
+    structure: str = "or",
+    threads: int = 1,
+    tag: str = "clir",
+    progress: bool = True,
+    feedback: Feedback | None = None,
+) -> tuple[list[RunRow], list[str]]:
+    """Search every query: the run's rows, and the ids of the queries that found nothing.
+
+    Each query is searched on its own (feedback included), so a subset of the queries gets
+    the same rows as it does among all of them: what query-parallel search relies on
+    (:mod:`clir_toolkit.distributed.search`).
+    """
+    if structure not in STRUCTURES:
+        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+    if hits < 1:
+        raise UsageError(f"--hits must be at least 1 (got {hits})")
+    rows: list[RunRow] = []
+    empty: list[str] = []
+    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
+        for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
+            if not found:
+                empty.append(qid)
+            rows.extend(
+                RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
+            )
+    return rows, empty
+
+
+def write_search_run(
+    output: str | Path, rows: list[RunRow], empty: list[str], queries: int, tag: str,
+    progress: bool, started: float,
+) -> SearchStats:  # fmt: skip
+    """Write the run of :func:`search_rows` (atomically, sorted, ties by docid) and say which
+    queries found nothing."""
+    write_run(output, rows, tag=tag)
+    if empty and progress:
+        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
+        print(f"note: {len(empty)} queries retrieved nothing ({shown})", file=sys.stderr)
+    return SearchStats(queries, empty, len(rows), time.perf_counter() - started)
+
+
 def search_to_run(
     index: str | Path,
     queries: Sequence[StructuredQuery],
@@ -403,22 +451,9 @@ def search_to_run(
     feedback: Feedback | None = None,
 ) -> SearchStats:
     """Search every query and write one TREC run (atomically, sorted, ties by docid)."""
-    if structure not in STRUCTURES:
-        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
-    if hits < 1:
-        raise UsageError(f"--hits must be at least 1 (got {hits})")
     started = time.perf_counter()
-    rows: list[RunRow] = []
-    empty: list[str] = []
-    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
-        for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
-            if not found:
-                empty.append(qid)
-            rows.extend(
-                RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
-            )
-    write_run(output, rows, tag=tag)
-    if empty and progress:
-        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
-        print(f"note: {len(empty)} queries retrieved nothing ({shown})", file=sys.stderr)
-    return SearchStats(len(queries), empty, len(rows), time.perf_counter() - started)
+    rows, empty = search_rows(
+        index, queries, hits=hits, k1=k1, b=b, structure=structure, threads=threads, tag=tag,
+        progress=progress, feedback=feedback,
+    )  # fmt: skip
+    return write_search_run(output, rows, empty, len(queries), tag, progress, started)
