@@ -5,6 +5,7 @@ topics, for inspection).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,17 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
     _translation_options(p)
     _feedback_options(p)
+    ray = p.add_argument_group("on a Ray cluster (pip install 'clir_toolkit[ray]')")
+    ray.add_argument(
+        "--ray",
+        metavar="CLUSTER",
+        help="search the topics in parallel on Ray: auto (the cluster ray start --head "
+        "started here), HOST:PORT, ray://HOST:PORT, or local:N (N CPUs here, for this "
+        "command); the run file is the same as without",
+    )
+    ray.add_argument(
+        "--workers", type=int, metavar="N", help="chunks of topics (default: the cluster's CPUs)"
+    )
     p.set_defaults(handler=cmd_search)
 
     p = commands.add_parser(
@@ -61,19 +73,29 @@ def cmd_search(args: argparse.Namespace) -> int:
     language = read_index_info(args.index).language
     translation = _translation(args)
     queries = build_queries(_read_topics(args), translation, language)
-    stats = search_to_run(
-        args.index,
-        queries,
-        args.output,
-        hits=args.hits,
-        k1=args.k1,
-        b=args.b,
-        structure=args.structure or translation.default_structure,
-        threads=args.threads,
-        tag=args.tag,
-        progress=not args.quiet,
-        feedback=_feedback(args),
-    )
+    options = {
+        "hits": args.hits,
+        "k1": args.k1,
+        "b": args.b,
+        "structure": args.structure or translation.default_structure,
+        "tag": args.tag,
+        "progress": not args.quiet,
+        "feedback": _feedback(args),
+    }
+    if args.ray is not None:
+        from clir_toolkit.distributed.cluster import parse_cluster
+        from clir_toolkit.distributed.search import search_to_run_on_ray
+        from clir_toolkit.jvm import HEAP_ENV
+
+        if args.workers is not None and args.workers < 1:
+            raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+        heap = args.java_heap or os.environ.get(HEAP_ENV)
+        stats = search_to_run_on_ray(
+            parse_cluster(args.ray), args.index, queries, args.output, workers=args.workers,
+            worker_env={HEAP_ENV: heap} if heap else None, **options,
+        )  # fmt: skip
+    else:
+        stats = search_to_run(args.index, queries, args.output, threads=args.threads, **options)
     if not args.quiet:
         print(
             f"{stats.queries} queries, {stats.hits} hits → {args.output} ({stats.seconds:.2f} s)",

@@ -31,13 +31,9 @@ docid order; evaluation is the same either way), and read back from Java as two 
 
 from __future__ import annotations
 
-import gc
 import math
-import sys
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,7 +41,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
 from clir_toolkit.errors import UsageError
-from clir_toolkit.formats import RunRow, Topic, write_run
 from clir_toolkit.index import read_index_info
 from clir_toolkit.params import Param, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
@@ -82,16 +77,6 @@ BM25_PARAMS = declare(
 class Hit:
     docid: str
     score: float
-
-
-@dataclass(frozen=True)
-class SearchStats:
-    """What a batch search did, for the command line's summary and the benchmark."""
-
-    queries: int
-    empty_queries: list[str]
-    hits: int
-    seconds: float
 
 
 def parse_java_map(text: str) -> dict[str, int]:
@@ -198,7 +183,9 @@ class Searcher:
             alternatives = self.analysed_term(term)
             if not alternatives:
                 return None
-            return self._bag(alternatives) if structure == "and" else self._synonyms(alternatives)
+            if structure == "and":
+                return self._bag(alternatives)
+            return self._pirkola_pseudo_term(alternatives)
 
         return self._cached((structure, term), build)
 
@@ -234,7 +221,7 @@ class Searcher:
         clauses = [self._term_query(token, w) for token, w in weights.items()]
         return clauses[0] if len(clauses) == 1 else self._boolean(clauses, self._classes.SHOULD)
 
-    def _synonyms(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
+    def _pirkola_pseudo_term(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
         """Pirkola's pseudo-term: one SynonymQuery over every token of the alternatives.
 
         A multi-word alternative (a phrase translation) contributes each of its words:
@@ -360,63 +347,3 @@ class _LuceneClasses:
         self.SortFieldType = load("org.apache.lucene.search.SortField$Type")
         self.IndexReaderUtils = load("io.anserini.index.IndexReaderUtils")
         self.ScoredDocs = load("io.anserini.search.ScoredDocs")
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Python's cycle collector off for the duration of a batch search.
-
-    A run of 1,055 topics × 100 hits allocates some 200,000 hit and row objects, none of
-    them in a reference cycle (reference counting frees them); each allocation burst
-    triggers a collection that walks every live object, including the translated queries
-    and the cached Java proxies. Measured on the French man pages (1,055 topics, top 100),
-    the collector took 0.3 s of a 1.1 s structured search.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def plain_queries(topics: Iterable[Topic]) -> list[StructuredQuery]:
-    """Each topic's query as a plain (untranslated) structured query."""
-    return [StructuredQuery.plain(t.qid, t.query) for t in topics]
-
-
-def search_to_run(
-    index: str | Path,
-    queries: Sequence[StructuredQuery],
-    output: str | Path,
-    *,
-    hits: int = DEFAULT_HITS,
-    k1: float = DEFAULT_K1,
-    b: float = DEFAULT_B,
-    structure: str = "or",
-    threads: int = 1,
-    tag: str = "clir",
-    progress: bool = True,
-    feedback: Feedback | None = None,
-) -> SearchStats:
-    """Search every query and write one TREC run (atomically, sorted, ties by docid)."""
-    if structure not in STRUCTURES:
-        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
-    if hits < 1:
-        raise UsageError(f"--hits must be at least 1 (got {hits})")
-    started = time.perf_counter()
-    rows: list[RunRow] = []
-    empty: list[str] = []
-    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
-        for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
-            if not found:
-                empty.append(qid)
-            rows.extend(
-                RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
-            )
-    write_run(output, rows, tag=tag)
-    if empty and progress:
-        shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
-        print(f"note: {len(empty)} queries retrieved nothing ({shown})", file=sys.stderr)
-    return SearchStats(len(queries), empty, len(rows), time.perf_counter() - started)

@@ -1,0 +1,13 @@
+"""Running the toolkit's steps on a Ray cluster: the same runs as one process, spread out.
+
+`Ray <https://docs.ray.io>`_ starts fresh worker processes (no fork), so every worker
+starts its own JVM for Lucene — the fork-and-JVM problems pyserini users meet with
+multiprocessing do not arise — and it schedules CPUs and GPUs in one engine. It is an
+optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it).
+
+* :mod:`.cluster` — which cluster: ``--ray auto`` (the one ``ray start --head`` started on
+  this machine), ``--ray ADDRESS`` (``ray://HOST:10001`` or ``HOST:6379``), or
+  ``--ray local:N`` (a cluster of N CPUs in this process, stopped at the end);
+* :mod:`.search` — query-parallel search: the topics split across workers, one JVM each,
+  rows gathered and written by the driver exactly as one process writes them.
+"""

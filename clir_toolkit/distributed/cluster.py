@@ -1,0 +1,82 @@
+"""Connecting to a Ray cluster from a ``--ray`` value, and leaving it as it was found."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from clir_toolkit.errors import ResourceError, UsageError
+
+INSTALL = "pip install 'clir_toolkit[ray]'"
+LOCAL = re.compile(r"local:([1-9][0-9]*)")
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Where to run: ``address`` of a running cluster (``"auto"`` for this machine's), or
+    ``local_cpus`` for a cluster of that many CPUs started here for one command."""
+
+    address: str | None = None
+    local_cpus: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"local:{self.local_cpus}" if self.local_cpus else str(self.address)
+
+
+def parse_cluster(value: str) -> ClusterSpec:
+    """``auto``, ``local:N`` or an address (``HOST:PORT``, ``ray://HOST:PORT``)."""
+    value = value.strip()
+    match = LOCAL.fullmatch(value)
+    if match:
+        return ClusterSpec(local_cpus=int(match.group(1)))
+    if not value.startswith("local:") and (
+        value == "auto" or re.fullmatch(r"(ray://)?[\w.-]+:[0-9]+", value)
+    ):
+        return ClusterSpec(address=value)
+    raise UsageError(
+        f"--ray {value!r}: use auto (a cluster started with ray start --head), HOST:PORT, "
+        "ray://HOST:PORT, or local:N (N CPUs on this machine, for this command)"
+    )
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or one line saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ResourceError(f"--ray needs Ray, which is not installed: {INSTALL}") from None
+    return ray
+
+
+@contextlib.contextmanager
+def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[Any]:
+    """Ray, connected to the cluster of ``spec`` for the block; a local cluster started
+    here is shut down after it. ``env`` is set in every worker (the JVM's heap, say)."""
+    ray = import_ray()
+    runtime_env = {"env_vars": dict(env)} if env else None
+    logging.getLogger("ray").setLevel(logging.ERROR)  # Ray's start-up notes are not ours
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        "runtime_env": runtime_env,
+    }
+    try:
+        if spec.local_cpus is not None:
+            ray.init(num_cpus=spec.local_cpus, **options)
+        else:
+            ray.init(address=spec.address, **options)
+    except ConnectionError as exc:
+        raise ResourceError(
+            f"--ray {spec.label}: no Ray cluster answers there ({exc}); start one with "
+            "ray start --head, or use --ray local:N"
+        ) from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

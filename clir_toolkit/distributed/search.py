@@ -1,0 +1,90 @@
+"""Query-parallel search on Ray (``clir search --ray ...``): the topics split across workers.
+
+BM25 scores one query at a time (feedback included: its first pass, its learned terms and
+its second pass read only the index), so the queries can be searched anywhere. The driver
+translates and expands the topics (as one process does: MT batches and their numerics stay
+the same), cuts the queries into contiguous chunks, and gives each to a Ray task; each
+worker opens the index with its own JVM (:func:`clir_toolkit.search.search_rows`), and the
+driver gathers the rows and writes the run with the same writer (sorted, ties by docid). The
+run file is therefore byte-for-byte the one process's. A task whose worker dies is run again
+by Ray (``max_retries``); nothing is written until every chunk is back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.distributed.cluster import ClusterSpec, connected
+from clir_toolkit.search import SearchStats, search_rows, write_search_run
+
+if TYPE_CHECKING:
+    from clir_toolkit.expand.feedback import Feedback
+    from clir_toolkit.formats import RunRow
+    from clir_toolkit.query import StructuredQuery
+
+#: How often Ray runs a chunk again when its worker dies.
+RETRIES = 3
+
+
+def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
+    """``items`` cut into at most ``count`` contiguous, non-empty runs of near-equal length."""
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return [chunk for chunk in out if chunk]
+
+
+def _search_chunk(index: str, queries: list[StructuredQuery], options: dict[str, Any]) -> Any:
+    """What one worker does: search its queries (its JVM starts with the first)."""
+    return search_rows(index, queries, progress=False, **options)
+
+
+def gather(ray: Any, pending: list[Any]) -> list[Any]:
+    """The tasks' results in order; a task's own error (a damaged index, say) is raised as
+    the error it is, one line, instead of Ray's wrapper with the worker's traceback."""
+    try:
+        return list(ray.get(pending))
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from None
+        raise
+
+
+def search_to_run_on_ray(
+    cluster: ClusterSpec,
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    output: str | Path,
+    *,
+    workers: int | None = None,
+    hits: int = 1000,
+    k1: float = 0.9,
+    b: float = 0.4,
+    structure: str = "or",
+    tag: str = "clir",
+    progress: bool = True,
+    feedback: Feedback | None = None,
+    worker_env: dict[str, str] | None = None,
+) -> SearchStats:
+    """:func:`clir_toolkit.search.search_to_run` with the queries searched on ``cluster``:
+    in ``workers`` chunks (default: the cluster's CPUs), the same run file."""
+    started = time.perf_counter()
+    options = {"hits": hits, "k1": k1, "b": b, "structure": structure, "tag": tag,
+               "feedback": feedback}  # fmt: skip
+    index = str(Path(index).resolve())
+    with connected(cluster, worker_env) as ray:
+        count = workers or int(ray.cluster_resources().get("CPU", 1))
+        task = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_search_chunk)
+        pending = [task.remote(index, chunk, options) for chunk in chunks(queries, count)]
+        results = gather(ray, pending)
+    rows: list[RunRow] = [row for chunk_rows, _ in results for row in chunk_rows]
+    empty = [qid for _, chunk_empty in results for qid in chunk_empty]
+    return write_search_run(output, rows, empty, len(queries), tag, progress, started)
