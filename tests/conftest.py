@@ -91,3 +91,32 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: 
     assert "Traceback" not in result.stderr
     for fragment in fragments:
         assert fragment in lines[0]
+
+
+BIG_WORDS = (
+    "fichier répertoire copier supprimer afficher lister processus mémoire disque réseau "
+    "utilisateur groupe droits lien symbolique archive compresser chercher motif ligne texte "
+    "terminal commande option sortie entrée erreur signal tâche heure date système noyau "
+    "module paquet installer configurer serveur client adresse port protocole chemin nom"
+).split()
+
+
+def write_big_collection(root: Path, documents: int = 20_000, topics: int = 400) -> Path:
+    """A generated French collection large enough that indexing and searching take a moment
+    (random words of :data:`BIG_WORDS`, seeded): 60 words a document, 4 a topic."""
+    import json
+    import random
+
+    root.mkdir(parents=True)
+    rng = random.Random(7)
+    with open(root / "corpus.jsonl", "w", encoding="utf-8") as out:
+        for i in range(documents):
+            text = " ".join(rng.choice(BIG_WORDS) for _ in range(60))
+            out.write(json.dumps({"id": f"d{i}", "contents": text}, ensure_ascii=False) + "\n")
+    with open(root / "topics.dev.tsv", "w", encoding="utf-8") as out:
+        for i in range(topics):
+            out.write(f"q{i}\t{' '.join(rng.choice(BIG_WORDS) for _ in range(4))}\n")
+    (root / "manifest.json").write_text(
+        json.dumps({"name": "big-fr", "query_lang": "fr", "doc_lang": "fr"}), encoding="utf-8"
+    )
+    return root

@@ -24,16 +24,10 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.index import SIDECAR
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir, write_big_collection
 
 pytestmark = pytest.mark.java
 
-WORDS = (
-    "fichier répertoire copier supprimer afficher lister processus mémoire disque réseau "
-    "utilisateur groupe droits lien symbolique archive compresser chercher motif ligne texte "
-    "terminal commande option sortie entrée erreur signal tâche heure date système noyau "
-    "module paquet installer configurer serveur client adresse port protocole chemin nom"
-).split()
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -43,20 +37,7 @@ WORDS = (
 def big_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A generated French collection large enough that indexing and writing a run take a
     moment (the windows the signals aim at): 20,000 documents, 400 topics."""
-    root = tmp_path_factory.mktemp("big") / "big-fr"
-    root.mkdir()
-    rng = random.Random(7)
-    with open(root / "corpus.jsonl", "w", encoding="utf-8") as out:
-        for i in range(20_000):
-            text = " ".join(rng.choice(WORDS) for _ in range(60))
-            out.write(json.dumps({"id": f"d{i}", "contents": text}, ensure_ascii=False) + "\n")
-    with open(root / "topics.dev.tsv", "w", encoding="utf-8") as out:
-        for i in range(400):
-            out.write(f"q{i}\t{' '.join(rng.choice(WORDS) for _ in range(4))}\n")
-    (root / "manifest.json").write_text(
-        json.dumps({"name": "big-fr", "query_lang": "fr", "doc_lang": "fr"}), encoding="utf-8"
-    )
-    return root
+    return write_big_collection(tmp_path_factory.mktemp("big") / "big-fr")
 
 
 @pytest.fixture(scope="module")
