@@ -97,3 +97,13 @@ def test_a_killed_worker_is_retried_and_the_run_is_the_same(tmp_path: Path) -> N
     assert process.returncode == 0, stderr
     assert spread.read_bytes() == one.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_bench_search_on_ray_prints_both_rates(fr_index: Path) -> None:
+    topics = str(TINY_FR / "topics.dev.tsv")
+    result = run_clir("bench", "search", "--index", str(fr_index), "--topics", topics,
+                      "--ray", "local:2", "--repeat", "1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("one process") and lines[2].startswith("Ray, 2 workers")
+    assert lines[3].startswith("ratio Ray / one process (queries/s): ")

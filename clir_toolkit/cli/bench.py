@@ -34,6 +34,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     _bm25_options(b)
     _translation_options(b)
     b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    b.add_argument(
+        "--ray",
+        metavar="CLUSTER",
+        help="instead: clir search --ray on this cluster (auto, HOST:PORT, local:N) against "
+        "one process, warm, the cluster's start apart",
+    )
+    b.add_argument("--workers", type=int, metavar="N", help="with --ray: chunks of topics")
     b.set_defaults(handler=cmd_bench_search)
     b = bench.add_parser(
         "rerank",
@@ -88,6 +95,8 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
     from clir_toolkit.bench import bench_search, format_bench_search
 
     translation = _translation(args)
+    if args.ray is not None:
+        return _bench_search_on_ray(args, translation)
     result = bench_search(
         args.index,
         _read_topics(args),
@@ -100,6 +109,23 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         translation=translation,
     )
     print(format_bench_search(result))
+    return 0
+
+
+def _bench_search_on_ray(args: argparse.Namespace, translation: Any) -> int:
+    from clir_toolkit.distributed.cluster import parse_cluster
+    from clir_toolkit.distributed.search import bench_search_on_ray, format_ray_bench
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.translate.pipeline import build_queries
+
+    queries = build_queries(_read_topics(args), translation, read_index_info(args.index).language)
+    options = {"hits": args.hits, "k1": args.k1, "b": args.b,
+               "structure": args.structure or translation.default_structure}  # fmt: skip
+    result = bench_search_on_ray(
+        parse_cluster(args.ray), args.index, queries, workers=args.workers, repeat=args.repeat,
+        options=options,
+    )
+    print(format_ray_bench(result))
     return 0
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,22 @@ def gather(ray: Any, pending: list[Any]) -> list[Any]:
         raise
 
 
+def search_rows_on(
+    ray: Any, index: str | Path, queries: Sequence[StructuredQuery], workers: int | None,
+    options: dict[str, Any],
+) -> tuple[list[RunRow], list[str]]:  # fmt: skip
+    """:func:`clir_toolkit.search.search_rows` on a connected cluster, in ``workers`` chunks
+    (default: the cluster's CPUs): the same rows, in the same order."""
+    count = workers or int(ray.cluster_resources().get("CPU", 1))
+    task = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_search_chunk)
+    index = str(Path(index).resolve())
+    pending = [task.remote(index, chunk, options) for chunk in chunks(queries, count)]
+    results = gather(ray, pending)
+    rows: list[RunRow] = [row for chunk_rows, _ in results for row in chunk_rows]
+    empty = [qid for _, chunk_empty in results for qid in chunk_empty]
+    return rows, empty
+
+
 def search_to_run_on_ray(
     cluster: ClusterSpec,
     index: str | Path,
@@ -79,12 +96,48 @@ def search_to_run_on_ray(
     started = time.perf_counter()
     options = {"hits": hits, "k1": k1, "b": b, "structure": structure, "tag": tag,
                "feedback": feedback}  # fmt: skip
-    index = str(Path(index).resolve())
     with connected(cluster, worker_env) as ray:
-        count = workers or int(ray.cluster_resources().get("CPU", 1))
-        task = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_search_chunk)
-        pending = [task.remote(index, chunk, options) for chunk in chunks(queries, count)]
-        results = gather(ray, pending)
-    rows: list[RunRow] = [row for chunk_rows, _ in results for row in chunk_rows]
-    empty = [qid for _, chunk_empty in results for qid in chunk_empty]
+        rows, empty = search_rows_on(ray, index, queries, workers, options)
     return write_search_run(output, rows, empty, len(queries), tag, progress, started)
+
+
+@dataclass(frozen=True)
+class RayBench:
+    """``clir bench search --ray``: the warm Ray search against one process, same queries."""
+
+    cluster: str
+    workers: int
+    queries: int
+    start_seconds: float
+    ray_seconds: float
+    one_process_seconds: float
+
+
+def bench_search_on_ray(
+    cluster: ClusterSpec, index: str | Path, queries: Sequence[StructuredQuery], *,
+    workers: int | None, repeat: int, options: dict[str, Any],
+) -> RayBench:  # fmt: skip
+    """Time the queries' rows on the cluster (warmed once: every worker has its JVM and the
+    index open) and in this process, best of ``repeat`` each; the cluster's start apart."""
+    from clir_toolkit.bench import best_time
+
+    started = time.perf_counter()
+    with connected(cluster) as ray:
+        start = time.perf_counter() - started
+        count = workers or int(ray.cluster_resources().get("CPU", 1))
+        spread = best_time(lambda: search_rows_on(ray, index, queries, count, options), repeat)
+    one = best_time(lambda: search_rows(index, queries, progress=False, **options), repeat)
+    return RayBench(cluster.label, count, len(queries), start, spread, one)
+
+
+def format_ray_bench(r: RayBench) -> str:
+    """The bench's lines: queries/s on the cluster and in one process, and their ratio."""
+    return "\n".join([
+        f"{r.queries} queries; Ray cluster {r.cluster} started in {r.start_seconds:.1f} s "
+        "(not counted); best of warm runs",
+        f"{'one process':<40} {r.one_process_seconds:>8.3f} s "
+        f"{r.queries / r.one_process_seconds:>10.1f} queries/s",
+        f"{f'Ray, {r.workers} workers':<40} {r.ray_seconds:>8.3f} s "
+        f"{r.queries / r.ray_seconds:>10.1f} queries/s",
+        f"ratio Ray / one process (queries/s): {r.one_process_seconds / r.ray_seconds:.2f}",
+    ])  # fmt: skip
