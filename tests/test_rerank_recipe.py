@@ -8,6 +8,7 @@ which is enough to check the plumbing, not the method).
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 
@@ -404,3 +405,47 @@ def test_a_sweep_over_training_queries_trains_on_the_first_n(
     write(recipes / "tuned.toml", word_level)
     with pytest.raises(FormatError, match="train_queries applies with pretrained"):
         run_recipes([paths[0], recipes / "tuned.toml"], workspace, quiet=True)
+
+
+def _without_times(text: str) -> str:
+    """RESULTS.md without what a clock decides: the total time and the training times."""
+    lines = [line for line in text.splitlines() if not line.startswith("Took ")]
+    return "\n".join(re.sub(r"\| [0-9.]+ (s|min)( \(reused\))? \|$", "| T |", line)
+                     for line in lines)  # fmt: skip
+
+
+def test_recipes_on_a_two_worker_ray_cluster_make_the_same_runs_and_results(
+    tmp_path: Path,
+) -> None:
+    """clir run --ray local:2: search recipes, rerank recipes (a sweep, a model reused by
+    another recipe) as parallel jobs; every run file and RESULTS.md's tables are those of
+    one process."""
+    pytest.importorskip("ray")
+    from clir_toolkit.distributed.cluster import ClusterSpec
+
+    made = {}
+    for where, cluster in (("one", None), ("ray", ClusterSpec(local_cpus=2))):
+        root = tmp_path / where
+        space = Workspace(root / "data", root / "indexes", root / "runs", root / "models")
+        collection = space.collection("manpages", "fr", "standard")
+        shutil.copytree(TINY_FR, collection)
+        for split in ("train", "test"):
+            for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+                shutil.copy(
+                    collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
+                )
+        recipes = root / "rerank"
+        recipes.mkdir()
+        paths = [
+            write(recipes / "bm25-human.toml", FIRST_STAGE),
+            write(recipes / "eps.toml", SWEEP),
+            write(recipes / "knrm-mono-again.toml", REUSE),
+            write(recipes / "knrm-mono.toml", KNRM),
+        ]
+        results = run_recipes(paths, space, quiet=True, cluster=cluster)
+        made[where] = (
+            {p.relative_to(space.runs): p.read_bytes() for p in space.runs.rglob("*.trec")},
+            _without_times(results.read_text(encoding="utf-8").replace(str(root), "ROOT")),
+        )
+    assert made["ray"][0] == made["one"][0] and made["one"][0]
+    assert made["ray"][1] == made["one"][1]

@@ -26,12 +26,25 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every recipe again, even those whose runs are up to date",
     )
+    p.add_argument(
+        "--ray",
+        metavar="CLUSTER",
+        help="run the recipes' (recipe, language) jobs in parallel on Ray: auto, HOST:PORT, "
+        "ray://HOST:PORT or local:N; the same runs, models and RESULTS.md",
+    )
     p.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from clir_toolkit.experiments.runner import run_recipes
 
-    results = run_recipes(args.recipes, quiet=args.quiet, results=args.results, force=args.force)
+    cluster = None
+    if args.ray is not None:
+        from clir_toolkit.distributed.cluster import parse_cluster
+
+        cluster = parse_cluster(args.ray)
+    results = run_recipes(
+        args.recipes, quiet=args.quiet, results=args.results, force=args.force, cluster=cluster
+    )
     print(f"wrote {results}")
     return 0

@@ -7,18 +7,15 @@ names, with one :class:`~clir_toolkit.experiments.context.RunContext` for the wh
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from clir_toolkit.distributed.cluster import ClusterSpec
 from clir_toolkit.errors import ClirError
 from clir_toolkit.experiments.context import RunContext, Workspace
-from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, check_distinct_names, load_recipe
-from clir_toolkit.experiments.tables import KINDS
-
-RecipeRunner = Callable[[Recipe, str, RunContext], "RecipeOutcome | list[RecipeOutcome]"]
-"""Runs a recipe on one language: one outcome, or one per point of a rerank sweep."""
+from clir_toolkit.experiments.recipe import RecipeOutcome, check_distinct_names, load_recipe
+from clir_toolkit.experiments.tables import recipe_runner
 
 
 def run_recipes(
@@ -27,12 +24,14 @@ def run_recipes(
     quiet: bool = False,
     results: Path | None = None,
     force: bool = False,
+    cluster: ClusterSpec | None = None,
 ) -> Path:
     """Run every recipe on its languages and regenerate RESULTS.md; returns its path.
 
     A file a recipe made before is reused when it is fresh (same inputs, same settings, same
     toolkit code: :meth:`~clir_toolkit.experiments.context.RunContext.reusable`), unless
-    ``force``.
+    ``force``. With ``cluster``, the (recipe, language) jobs run in parallel on that Ray
+    cluster (:mod:`clir_toolkit.experiments.cluster_runner`), with the same outcomes.
     """
     from clir_toolkit.experiments.results import write_results
 
@@ -43,7 +42,13 @@ def run_recipes(
     check_distinct_names(recipes)
     outcomes: list[RecipeOutcome] = []
     started = time.perf_counter()
-    for recipe in recipes:
+    if cluster is not None:
+        from clir_toolkit.experiments.cluster_runner import run_jobs_on_ray
+
+        jobs = [(recipe, language) for recipe in recipes for language in recipe.languages]
+        for outcome in run_jobs_on_ray(cluster, jobs, context):
+            outcomes.extend(outcome if isinstance(outcome, list) else [outcome])
+    for recipe in recipes if cluster is None else ():
         runner = recipe_runner(recipe.kind)
         for language in recipe.languages:
             context.log(f"[{time.perf_counter() - started:6.0f} s] {recipe.name} on {language}")
@@ -53,11 +58,3 @@ def run_recipes(
     command = "clir run " + " ".join(str(p) for p in paths)
     write_results(target, outcomes, context.workspace, command, time.perf_counter() - started)
     return target
-
-
-def recipe_runner(kind: str) -> RecipeRunner:
-    """The function that runs a recipe of ``kind``
-    (:data:`~clir_toolkit.experiments.tables.KINDS`)."""
-    module, function = KINDS[kind].split(":")
-    runner: RecipeRunner = getattr(importlib.import_module(module), function)
-    return runner

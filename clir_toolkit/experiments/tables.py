@@ -12,6 +12,9 @@ Validation, error messages and defaults all come from these declarations
 from __future__ import annotations
 
 import dataclasses
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from clir_toolkit import plugins
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
@@ -21,11 +24,26 @@ from clir_toolkit.plugins import Names
 from clir_toolkit.search import BM25_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 
+if TYPE_CHECKING:
+    from clir_toolkit.experiments.context import RunContext
+    from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
+
 KINDS = {
     "search": "clir_toolkit.experiments.search_runner:run_search_recipe",
     "rerank": "clir_toolkit.experiments.rerank_runner:run_rerank_recipe",
 }
 """The kinds of recipe (``kind = "..."``) and the function that runs one on a language."""
+
+RecipeRunner = Callable[["Recipe", str, "RunContext"], "RecipeOutcome | list[RecipeOutcome]"]
+"""Runs a recipe on one language: one outcome, or one per point of a rerank sweep."""
+
+
+def recipe_runner(kind: str) -> RecipeRunner:
+    """The function that runs a recipe of ``kind``
+    (:data:`~clir_toolkit.experiments.tables.KINDS`)."""
+    module, function = KINDS[kind].split(":")
+    runner: RecipeRunner = getattr(importlib.import_module(module), function)
+    return runner
 
 
 def _search_params() -> dict[str, Param]:
