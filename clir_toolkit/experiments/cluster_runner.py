@@ -13,8 +13,9 @@ workers build it at the same time:
 
 The outcomes come back in the order of the recipes, and the driver writes RESULTS.md as one
 process does (the same runs and tables; where two recipes share a model, which of them
-trained it and which reused it may differ, and so may the training times). A job whose worker dies is run again by Ray; every file a job writes is
-written atomically and checked for freshness, so a job run twice leaves what one run leaves.
+trained it and which reused it may differ, and so may the training times). A job whose
+worker dies is run again by Ray; every file a job writes is written atomically and checked
+for freshness, so a job run twice leaves what one run leaves.
 """
 
 from __future__ import annotations
