@@ -25,7 +25,7 @@ from clir_toolkit import jvm
 from clir_toolkit.analysis import lucene_analyzer, pretokenize
 from clir_toolkit.formats import Topic
 from clir_toolkit.index import read_index_info
-from clir_toolkit.search import plain_queries, search_to_run
+from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, plain_queries, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 ANSERINI_CHUNK = 200
@@ -85,9 +85,9 @@ def bench_search(
     index: str | Path,
     topics: Sequence[Topic],
     *,
-    hits: int = 1000,
-    k1: float = 0.9,
-    b: float = 0.4,
+    hits: int = DEFAULT_HITS,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
     structure: str = "or",
     threads: int = 1,
     repeat: int = 3,

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.distributed.cluster import ClusterSpec, connected
 from clir_toolkit.formats import RunRow
-from clir_toolkit.search import SearchStats, search_rows, write_search_run
+from clir_toolkit.search import (
+    DEFAULT_B,
+    DEFAULT_HITS,
+    DEFAULT_K1,
+    SearchStats,
+    search_rows,
+    write_search_run,
+)
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -92,9 +99,9 @@ def search_to_run_on_ray(
     output: str | Path,
     *,
     workers: int | None = None,
-    hits: int = 1000,
-    k1: float = 0.9,
-    b: float = 0.4,
+    hits: int = DEFAULT_HITS,
+    k1: float = DEFAULT_K1,
+    b: float = DEFAULT_B,
     structure: str = "or",
     tag: str = "clir",
     progress: bool = True,

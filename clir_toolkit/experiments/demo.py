@@ -41,7 +41,7 @@ from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
 from clir_toolkit.rerank.encoders import default_interpolation
 from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
-from clir_toolkit.search import search_to_run
+from clir_toolkit.search import DEFAULT_HITS, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def _search(
     split: str,
     directory: Path,
     quiet: bool,
-    hits: int = 1000,
+    hits: int = DEFAULT_HITS,
 ) -> Path | None:
     """One BM25 run of ``system`` on ``split``; None when the collection lacks its topics."""
     topics = collection.split_file(system.topics_kind, split)

@@ -74,7 +74,6 @@ def _search_params() -> dict[str, Param]:
 SEARCH_PARAMS = _search_params()
 """The ``[search]`` table: the options of ``clir search``, with underscores."""
 
-SEARCH_KEYS = frozenset(SEARCH_PARAMS)
 SEARCH_FIX = f"use the option names of 'clir search' with underscores: {', '.join(SEARCH_PARAMS)}"
 
 

@@ -66,6 +66,7 @@ import pandas as pd
 
 import clir_toolkit as ct
 from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1
 
 try:
     import pyterrier as pt
@@ -144,9 +145,9 @@ class ClirRetriever(pt.Transformer):
         self,
         index: str | Path,
         *,
-        hits: int = 1000,
-        k1: float = 0.9,
-        b: float = 0.4,
+        hits: int = DEFAULT_HITS,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
         structure: str = "or",
     ) -> None:
         if structure not in STRUCTURES:

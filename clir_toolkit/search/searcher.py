@@ -104,7 +104,7 @@ class Searcher:
     QUERY_CACHE_SIZE = 100_000
 
     def __init__(
-        self, index: str | Path, k1: float = 0.9, b: float = 0.4, threads: int = 1
+        self, index: str | Path, k1: float = DEFAULT_K1, b: float = DEFAULT_B, threads: int = 1
     ) -> None:
         check_bm25(k1, b)
         self.info = read_index_info(index)
@@ -257,7 +257,7 @@ class Searcher:
     def search(
         self,
         query: StructuredQuery,
-        hits: int = 1000,
+        hits: int = DEFAULT_HITS,
         structure: str = "or",
         feedback: Feedback | None = None,
     ) -> list[Hit]:
@@ -311,7 +311,7 @@ class Searcher:
     def batch_search(
         self,
         queries: Sequence[StructuredQuery],
-        hits: int = 1000,
+        hits: int = DEFAULT_HITS,
         structure: str = "or",
         progress: bool = True,
         feedback: Feedback | None = None,

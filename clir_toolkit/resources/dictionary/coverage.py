@@ -14,13 +14,8 @@ from clir_toolkit.formats import Topic
 from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
 from clir_toolkit.resources.dictionary.phrases import has_letter, phrase_words
 
-__all__ = ["ENGLISH_STOPWORDS", "CoverageReport", "coverage", "format_coverage"]
+__all__ = ["CoverageReport", "coverage", "format_coverage"]
 
-#: The words that :func:`coverage` does not count: Lucene's English stop set, as the
-#: translators skip them (:data:`clir_toolkit.analysis.ENGLISH_STOP_WORDS`). Deliberately short:
-#: ``stopwordsiso``'s English list also holds content words ("computer", "copy", "file"...)
-#: that queries need translated.
-ENGLISH_STOPWORDS = ENGLISH_STOP_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +48,7 @@ class CoverageReport:
 def coverage(
     dictionary: BilingualDictionary,
     topics: Sequence[Topic],
-    stopwords: Collection[str] = ENGLISH_STOPWORDS,
+    stopwords: Collection[str] = ENGLISH_STOP_WORDS,  # Lucene's: short, content words kept
     top_missing: int = 20,
     base_forms: Callable[[str], Sequence[str]] | None = None,
 ) -> CoverageReport:
