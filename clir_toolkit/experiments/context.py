@@ -76,7 +76,7 @@ class RunContext:
 def log(quiet: bool, message: str) -> None:
     """A progress line on stderr, unless ``quiet``."""
     if not quiet:
-        print(message, file=sys.stderr)
+        print(message, file=sys.stderr, flush=True)
 
 
 def ensure_collection(context: RunContext, family: str, language: str, variant: str) -> Path:

@@ -29,7 +29,6 @@ Progress goes to stderr; the report is returned (and printed by the command).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
+from clir_toolkit.experiments.context import log
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
 from clir_toolkit.rerank.encoders import default_interpolation
@@ -74,11 +74,6 @@ TUNED_RUNS = {"tuned-use-m3": 1.0, "tuned-use-m3+bm25": None}
 #: The pretrained sentence encoder of the demo, and its run.
 PRETRAINED = "use-m3"
 PRETRAINED_RUN = "use-m3+bm25"
-
-
-def log(quiet: bool, message: str) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
 
 
 def run_demo(
