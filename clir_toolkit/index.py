@@ -25,16 +25,19 @@ Steps:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from clir_toolkit import __version__, jvm
 from clir_toolkit.analysis import ANALYZER_KINDS, AnalyzerSpec, analyzer_for, pretokenize
 from clir_toolkit.collection import Collection, open_collection
-from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError
+from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import (
     absolute,
     atomic_directory,
@@ -43,7 +46,7 @@ from clir_toolkit.files import (
     recover_directory,
     scratch,
 )
-from clir_toolkit.formats import iter_corpus, parse_json
+from clir_toolkit.formats import count_lines, iter_corpus, parse_json
 
 SIDECAR = "clir-index.json"
 SIDECAR_FORMAT = 1
@@ -63,6 +66,9 @@ class IndexInfo:
     created_by: str
     seconds: float
     format: int = SIDECAR_FORMAT
+    shards: int = 1
+    """Lucene indexes the documents were split into (``shard-NN/`` beside the sidecar),
+    searched as one by :func:`open_reader`; 1: the index directory is the Lucene index."""
 
     @property
     def analyzer(self) -> AnalyzerSpec:
@@ -88,6 +94,7 @@ _SIDECAR_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "created_by": _STRING,
     "seconds": ((int, float), "a number"),
     "format": _INTEGER,
+    "shards": _INTEGER,
 }
 
 
@@ -139,13 +146,26 @@ def read_index_info(index: str | Path) -> IndexInfo:
 
 
 def write_normalised_corpus(
-    collection: Collection, spec: AnalyzerSpec, out_dir: Path, progress: bool = True
+    collection: Collection,
+    spec: AnalyzerSpec,
+    out_dir: Path,
+    progress: bool = True,
+    shards: int = 1,
 ) -> int:
-    """Validate the corpus and write the ``{"id", "contents"}`` JSONL that Lucene indexes."""
+    """Validate the corpus and write the ``{"id", "contents"}`` JSONL that Lucene indexes:
+    ``out_dir/docs.jsonl``, or with ``shards`` > 1 one ``out_dir/shard-NN/docs.jsonl`` per
+    shard, document i going to shard i mod ``shards`` (:func:`shard_dirs`)."""
     from clir_toolkit.progress import progress_bar
 
     count = 0
-    with open(out_dir / "docs.jsonl", "w", encoding="utf-8") as out:
+    targets = shard_dirs(out_dir, shards)
+    for target in targets:
+        target.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as files:
+        outs = [
+            files.enter_context(open(target / "docs.jsonl", "w", encoding="utf-8"))
+            for target in targets
+        ]
         for doc in progress_bar(
             iter_corpus(collection.corpus),
             desc="reading corpus",
@@ -154,6 +174,7 @@ def write_normalised_corpus(
             leave=False,
         ):
             contents = pretokenize(spec, doc.contents) if spec.pretokenized else doc.contents
+            out = outs[count % len(outs)]
             out.write(json.dumps({"id": doc.id, "contents": contents}, ensure_ascii=False))
             out.write("\n")
             count += 1
@@ -189,13 +210,71 @@ def indexing_arguments(
     return args
 
 
-def count_documents(index_dir: Path) -> int:
-    """Number of documents Lucene sees in an index."""
-    reader = jvm.open_index_reader(index_dir)
-    try:
-        return int(reader.numDocs())
-    finally:
-        reader.close()
+def shard_dirs(root: Path, shards: int) -> list[Path]:
+    """The directories of an index's shards: ``root`` itself when there is one, else
+    ``root/shard-00``, ``root/shard-01``, …"""
+    if shards == 1:
+        return [root]
+    width = max(2, len(str(shards - 1)))
+    return [root / f"shard-{i:0{width}d}" for i in range(shards)]
+
+
+def open_reader(index: str | Path, info: IndexInfo | None = None) -> Any:
+    """One Lucene ``IndexReader`` over the whole index, sharded or not.
+
+    The shards of a sharded index are opened under one ``MultiReader``: Lucene's
+    ``IndexSearcher`` then takes every term statistic (document frequency) and collection
+    statistic (document count, total term frequency, hence BM25's average length) over all
+    of them, exactly as over the segments of one index, so a document scores the same as in
+    the unsharded index, and ties are cut by docid as there (:class:`~clir_toolkit.search.
+    Searcher`'s sort). What Elasticsearch calls ``dfs_query_then_fetch`` is built in.
+    """
+    info = info or read_index_info(index)
+    if info.shards == 1:
+        return jvm.open_index_reader(index)
+    readers = [jvm.open_index_reader(path) for path in shard_dirs(Path(index), info.shards)]
+    shards = [jvm.cast("org.apache.lucene.index.IndexReader", reader) for reader in readers]
+    multi = jvm.java_class("org.apache.lucene.index.MultiReader")
+    return multi(shards, True)  # closing the MultiReader closes the shards
+
+
+def count_documents(index_dir: Path, shards: int = 1) -> int:
+    """Number of documents Lucene sees in an index (over all its shards)."""
+    total = 0
+    for path in shard_dirs(index_dir, shards):
+        reader = jvm.open_index_reader(path)
+        try:
+            total += int(reader.numDocs())
+        finally:
+            reader.close()
+    return total
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """One Lucene index to build: the normalised corpus in ``source/docs.jsonl`` into
+    ``target``, with ``threads`` indexing threads."""
+
+    source: Path
+    target: Path
+    threads: int
+    store_raw: bool
+
+
+def build_shard(spec: AnalyzerSpec, job: ShardJob, progress: bool) -> None:
+    """Build one shard (or the whole index, when there is one shard) with Anserini."""
+    arguments = indexing_arguments(spec, job.source, job.target, job.threads, job.store_raw)
+    run_lucene_indexer(arguments, count_lines(job.source / "docs.jsonl"), progress=progress)
+
+
+ShardBuilder = Callable[[AnalyzerSpec, Sequence[ShardJob], bool], None]
+"""Builds every shard of an index: ``(analyzer, jobs, progress)``."""
+
+
+def build_shards_here(spec: AnalyzerSpec, jobs: Sequence[ShardJob], progress: bool) -> None:
+    """The shards one after the other in this process (each with its own threads)."""
+    for job in jobs:
+        build_shard(spec, job, progress)
 
 
 #: What ``clir index`` refuses to replace: anything that is not an index it built.
@@ -215,9 +294,7 @@ def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> 
 
     index_collection = jvm.java_class("io.anserini.index.IndexCollection")
     args = jvm.java_class("io.anserini.index.IndexCollection$Args")()
-    jvm.java_class("org.kohsuke.args4j.CmdLineParser")(args).parseArgument(
-        jvm.java_list(arguments)
-    )
+    jvm.java_class("org.kohsuke.args4j.CmdLineParser")(args).parseArgument(jvm.java_list(arguments))
     indexer = index_collection(args)
     failure: list[BaseException] = []
 
@@ -231,9 +308,7 @@ def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> 
 
     worker = threading.Thread(target=work, name="lucene-indexer", daemon=True)
     counter = indexer.getCounters().indexed
-    with progress_bar(
-        total=documents, desc="indexing", unit=" docs", show=progress
-    ) as bar:
+    with progress_bar(total=documents, desc="indexing", unit=" docs", show=progress) as bar:
         worker.start()
         try:
             while worker.is_alive():
@@ -271,6 +346,8 @@ def build_index(
     store_raw: bool = False,
     verbose: bool = True,
     java_logs: bool = False,
+    shards: int = 1,
+    shard_builder: ShardBuilder | None = None,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
@@ -278,8 +355,15 @@ def build_index(
     ``language`` is given; a bare corpus file needs ``language``. ``index_path`` must be
     new, empty, or an index built earlier (which is replaced only once the new one is
     complete); anything else is refused untouched. ``verbose`` shows progress bars;
-    ``java_logs`` shows Anserini's own log lines.
+    ``java_logs`` shows Anserini's own log lines. ``shards`` > 1 splits the documents into
+    that many Lucene indexes under ``index_path`` (``shard-NN/``), searched as one
+    (:func:`open_reader`): the same runs as one index, for corpora that one index (or one
+    machine's build) cannot hold. ``shard_builder`` builds the shards (default: one after the
+    other here; :func:`clir_toolkit.distributed.index.shard_builder_on_ray` builds them in
+    parallel on a Ray cluster); ``threads`` are then each shard's indexing threads.
     """
+    if shards < 1:
+        raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
     collection = open_collection(collection_path)
     lang = language or collection.doc_lang
@@ -295,12 +379,19 @@ def build_index(
         atomic_directory(index_path, marker=SIDECAR, what=INDEX_KIND) as index_dir,
         scratch(index_path) as corpus_dir,
     ):
-        documents = write_normalised_corpus(collection, spec, corpus_dir, progress=verbose)
-        arguments = indexing_arguments(spec, corpus_dir, index_dir, threads, store_raw)
+        documents = write_normalised_corpus(
+            collection, spec, corpus_dir, progress=verbose, shards=shards
+        )
+        jobs = [
+            ShardJob(source, target, threads, store_raw)
+            for source, target in zip(
+                shard_dirs(corpus_dir, shards), shard_dirs(index_dir, shards), strict=True
+            )
+        ]
         jvm.set_log_level("INFO" if java_logs else "ERROR")
         try:
-            run_lucene_indexer(arguments, documents, progress=verbose)
-            indexed = count_documents(index_dir)
+            (shard_builder or build_shards_here)(spec, jobs, verbose)
+            indexed = count_documents(index_dir, shards)
         except Exception as exc:
             raise _indexing_failure(exc, Path(index_path)) from exc
         finally:
@@ -323,6 +414,7 @@ def build_index(
             store_raw=store_raw,
             created_by=f"clir_toolkit {__version__} (Anserini 1.7.1 via pyserini 1.6.0)",
             seconds=round(time.perf_counter() - started, 2),
+            shards=shards,
         )
         with atomic_write(index_dir / SIDECAR) as handle:
             json.dump(asdict(info), handle, indent=2, ensure_ascii=False)

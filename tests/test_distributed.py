@@ -1,4 +1,5 @@
-"""Query-parallel search on a local Ray cluster: the same run file as one process."""
+"""Ray on a local cluster: query-parallel search and sharded indexes give the same run
+files as one process over one index."""
 
 from __future__ import annotations
 
@@ -107,3 +108,63 @@ def test_bench_search_on_ray_prints_both_rates(fr_index: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[1].startswith("one process") and lines[2].startswith("Ray, 2 workers")
     assert lines[3].startswith("ratio Ray / one process (queries/s): ")
+
+
+def test_shards_built_on_ray_search_exactly_as_one_index(fr_index: Path, tmp_path: Path) -> None:
+    """``clir index --shards N --ray``: 1, 2 and 4 shards built by the tasks of one 2-CPU
+    cluster; searched with Pirkola's pseudo-terms (weighted by the English kept at 0.5) and
+    Rocchio, and untranslated, each gives byte for byte the run of the one index."""
+    from clir_toolkit.distributed.cluster import connected
+    from clir_toolkit.distributed.index import build_shards_on
+    from clir_toolkit.index import build_index, read_index_info
+
+    with connected(ClusterSpec(local_cpus=2)) as ray:
+        for shards in (1, 2, 4):
+            build_index(TINY_FR, tmp_path / f"s{shards}", shards=shards, threads=1,
+                        shard_builder=lambda spec, jobs, progress: build_shards_on(ray, spec, jobs),
+                        verbose=False)  # fmt: skip
+    assert read_index_info(tmp_path / "s4").shards == 4
+    assert sorted(p.name for p in (tmp_path / "s4").iterdir()) == [
+        "clir-index.json", "shard-00", "shard-01", "shard-02", "shard-03"]  # fmt: skip
+    topics = ["--topics", str(TINY_FR / "topics.dev.tsv"), "--quiet"]
+    for name, options in {
+        "pirkola": ["--translate", "dict", "--structure", "syn", "--prf", "rocchio",
+                    "--fb-docs", "3"],
+        "untranslated": ["--translate", "none"],
+    }.items():  # fmt: skip
+        expected = tmp_path / f"one.{name}.trec"
+        assert run_clir("search", "--index", str(fr_index), "--output", str(expected),
+                        *topics, *options).returncode == 0  # fmt: skip
+        assert len(expected.read_text().splitlines()) >= 4
+        for shards in (1, 2, 4):
+            run = tmp_path / f"s{shards}.{name}.trec"
+            result = run_clir("search", "--index", str(tmp_path / f"s{shards}"),
+                              "--output", str(run), *topics, *options)  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            assert run.read_bytes() == expected.read_bytes(), (name, shards)
+
+
+def test_bench_search_on_ray_with_shards_builds_both_and_compares(fr_index: Path) -> None:
+    """``clir bench search --shards 4 --ray local:2``: both copies built and searched, the
+    scratch copies removed, and the runs found identical."""
+    before = sorted(fr_index.parent.iterdir())
+    result = run_clir("bench", "search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--translate", "dict",
+                      "--ray", "local:2", "--shards", "4", "--repeat", "1")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("indexing 12 documents: one process, one index ")
+    assert "Ray local:2, 4 shards" in lines[0]
+    assert lines[3].startswith("Ray, 2 workers, 4 shards")
+    assert lines[-1] == "runs: identical"
+    assert sorted(fr_index.parent.iterdir()) == before
+
+
+def test_shards_must_be_positive_and_need_ray_in_the_bench(fr_index: Path, tmp_path: Path) -> None:
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "i"),
+                      "--shards", "0")  # fmt: skip
+    assert_one_line_error(result, "--shards must be at least 1", status=2)
+    assert not (tmp_path / "i").exists()
+    result = run_clir("bench", "search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--shards", "2")  # fmt: skip
+    assert_one_line_error(result, "--shards needs --ray", status=2)

@@ -205,3 +205,30 @@ def test_many_queries_search_in_bounded_memory(fr_index: Path, tmp_path: Path) -
     queries = [StructuredQuery.plain(f"{t.qid}-{i}", t.query) for i in range(400) for t in topics]
     stats = search_to_run(fr_index, queries, tmp_path / "many.trec", progress=False)
     assert stats.queries == 2400 and not stats.empty_queries
+
+
+def test_pseudo_term_weights_make_every_frequency_sum_exact() -> None:
+    """Pirkola's weighted pseudo-term: Lucene adds w·tf over the tokens in an order that
+    depends on the index's segments (hence on sharding); with the weights rounded to the
+    1/256 grid every 32-bit sum is the same in any order, so a sharded index scores as one."""
+    import random
+
+    import numpy as np
+
+    from clir_toolkit.search.searcher import synonym_boost
+
+    assert synonym_boost(1.0) == 1.0 and synonym_boost(0.5) == 0.5
+    assert synonym_boost(1e-9) == 1 / 256  # never zero: every alternative still counts
+    assert abs(synonym_boost(1 / 3) - 1 / 3) <= 1 / 512
+    rng = random.Random(7)
+    for _ in range(200):
+        weights = [synonym_boost(rng.random()) for _ in range(rng.randint(2, 9))]
+        terms = [np.float32(w) * np.float32(rng.randint(1, 300)) for w in weights]
+        sums = set()
+        for _ in range(6):
+            rng.shuffle(terms)
+            total = np.float32(0)
+            for value in terms:
+                total = np.float32(total + value)
+            sums.add(float(total))
+        assert len(sums) == 1

@@ -1,5 +1,4 @@
-"""``clir bench search|rerank``: speed benchmarks.
-"""
+"""``clir bench search|rerank``: speed benchmarks."""
 
 from __future__ import annotations
 
@@ -9,6 +8,8 @@ from typing import Any
 
 from clir_toolkit.cli.options import (
     _bm25_options,
+    _ray_cluster,
+    _ray_options,
     _read_topics,
     _topic_options,
     _translation,
@@ -34,13 +35,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     _bm25_options(b)
     _translation_options(b)
     b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    _ray_options(b, "instead: time clir search against one process (warm, the cluster's "
+                 "start apart)", workers="with --ray: chunks of topics")  # fmt: skip
     b.add_argument(
-        "--ray",
-        metavar="CLUSTER",
-        help="instead: clir search --ray on this cluster (auto, HOST:PORT, local:N) against "
-        "one process, warm, the cluster's start apart",
+        "--shards",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --ray: index the collection again into N shards on the cluster and one "
+        "index here, and time building and searching both (default: 1, the index as it is)",
     )
-    b.add_argument("--workers", type=int, metavar="N", help="with --ray: chunks of topics")
     b.set_defaults(handler=cmd_bench_search)
     b = bench.add_parser(
         "rerank",
@@ -97,6 +101,8 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
     translation = _translation(args)
     if args.ray is not None:
         return _bench_search_on_ray(args, translation)
+    if args.shards != 1:
+        raise UsageError("--shards needs --ray (the sharded index is built and searched there)")
     result = bench_search(
         args.index,
         _read_topics(args),
@@ -113,7 +119,6 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
 
 
 def _bench_search_on_ray(args: argparse.Namespace, translation: Any) -> int:
-    from clir_toolkit.distributed.cluster import parse_cluster
     from clir_toolkit.distributed.search import bench_search_on_ray, format_ray_bench
     from clir_toolkit.index import read_index_info
     from clir_toolkit.translate.pipeline import build_queries
@@ -121,10 +126,13 @@ def _bench_search_on_ray(args: argparse.Namespace, translation: Any) -> int:
     queries = build_queries(_read_topics(args), translation, read_index_info(args.index).language)
     options = {"hits": args.hits, "k1": args.k1, "b": args.b,
                "structure": args.structure or translation.default_structure}  # fmt: skip
+    if args.shards < 1:
+        raise UsageError(f"--shards must be at least 1 (got {args.shards})")
+    cluster, _ = _ray_cluster(args)
     result = bench_search_on_ray(
-        parse_cluster(args.ray), args.index, queries, workers=args.workers, repeat=args.repeat,
-        options=options,
-    )
+        cluster, args.index, queries, workers=args.workers, repeat=args.repeat,
+        options=options, shards=args.shards,
+    )  # fmt: skip
     print(format_ray_bench(result))
     return 0
 

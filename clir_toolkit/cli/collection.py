@@ -1,5 +1,4 @@
-"""``clir collection build manpages|ddtp|irds``: build a test collection directory.
-"""
+"""``clir collection build manpages|ddtp|irds``: build a test collection directory."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``clir completion bash|zsh|tcsh``: shell completion scripts.
-"""
+"""``clir completion bash|zsh|tcsh``: shell completion scripts."""
 
 from __future__ import annotations
 

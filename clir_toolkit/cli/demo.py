@@ -1,5 +1,4 @@
-"""``clir demo``: the end-to-end demonstration.
-"""
+"""``clir demo``: the end-to-end demonstration."""
 
 from __future__ import annotations
 

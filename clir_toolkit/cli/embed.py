@@ -1,5 +1,4 @@
-"""``clir embed train``: cross-lingual word embeddings, trained offline.
-"""
+"""``clir embed train``: cross-lingual word embeddings, trained offline."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``clir eval``: evaluate runs side by side, with paired significance tests.
-"""
+"""``clir eval``: evaluate runs side by side, with paired significance tests."""
 
 from __future__ import annotations
 

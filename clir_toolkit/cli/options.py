@@ -11,13 +11,16 @@ defaults and help are written once.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Param
 
 if TYPE_CHECKING:
+    from clir_toolkit.distributed.cluster import ClusterSpec
     from clir_toolkit.expand.feedback import Feedback
     from clir_toolkit.translate.pipeline import TranslationOptions
 
@@ -96,6 +99,32 @@ def _feedback(args: argparse.Namespace) -> Feedback | None:
     from clir_toolkit.expand.feedback import feedback_from
 
     return feedback_from(vars(args))
+
+
+def _ray_options(parser: argparse.ArgumentParser, what: str, workers: str | None = None) -> None:
+    """``--ray CLUSTER`` (and ``--workers N`` when ``workers`` says what they are): ``what``
+    the command does on the cluster."""
+    group = parser.add_argument_group("on a Ray cluster (pip install 'clir_toolkit[ray]')")
+    group.add_argument(
+        "--ray",
+        metavar="CLUSTER",
+        help=f"{what} on Ray: auto (the cluster ray start --head started here), HOST:PORT, "
+        "ray://HOST:PORT, or local:N (N CPUs here, for this command)",
+    )
+    if workers:
+        group.add_argument("--workers", type=int, metavar="N", help=workers)
+
+
+def _ray_cluster(args: argparse.Namespace) -> tuple[ClusterSpec, dict[str, str] | None]:
+    """The cluster of ``--ray`` and the environment its workers need (``--java-heap``)."""
+    from clir_toolkit.distributed.cluster import parse_cluster
+    from clir_toolkit.jvm import HEAP_ENV
+
+    workers = getattr(args, "workers", None)
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1 (got {workers})")
+    heap = args.java_heap or os.environ.get(HEAP_ENV)
+    return parse_cluster(args.ray), ({HEAP_ENV: heap} if heap else None)
 
 
 # -- options generated from declared parameters (clir_toolkit.params.Param) ----------------

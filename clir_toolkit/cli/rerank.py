@@ -1,5 +1,4 @@
-"""``clir rerank train|score|bins``: stage 2, neural reranking.
-"""
+"""``clir rerank train|score|bins``: stage 2, neural reranking."""
 
 from __future__ import annotations
 
@@ -144,8 +143,11 @@ def _train_tuned(args: argparse.Namespace) -> Any:
     from clir_toolkit.rerank.tuned_config import TunedConfig
 
     tuned, word_level = _training_params()
-    given = [flag for flag, param in word_level.items()
-             if flag not in tuned and getattr(args, option_dest(param)) not in (None, False)]
+    given = [
+        flag
+        for flag, param in word_level.items()
+        if flag not in tuned and getattr(args, option_dest(param)) not in (None, False)
+    ]
     if args.parallel is not None:
         given.insert(0, "--parallel")
     if given:
@@ -174,8 +176,10 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         _print_train_report(_train_tuned(args))
         return 0
     if args.train_queries is not None:
-        raise UsageError("--train-queries applies to --pretrained; for --model, pass a topics "
-                         "file with the queries to train on")
+        raise UsageError(
+            "--train-queries applies to --pretrained; for --model, pass a topics "
+            "file with the queries to train on"
+        )
     _, word_level = _training_params()
     config = TrainConfig(
         collection=args.collection, topics=args.topics, qrels=args.qrels, run=args.run,

@@ -1,5 +1,4 @@
-"""``clir resource coverage|parallel|monolingual|wordnet``: translation resources, offline.
-"""
+"""``clir resource coverage|parallel|monolingual|wordnet``: translation resources, offline."""
 
 from __future__ import annotations
 

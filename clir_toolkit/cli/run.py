@@ -1,11 +1,12 @@
-"""``clir run``: TOML recipes, their runs and RESULTS.md (the experiments layer).
-"""
+"""``clir run``: TOML recipes, their runs and RESULTS.md (the experiments layer)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 from typing import Any
+
+from clir_toolkit.cli.options import _ray_cluster, _ray_options
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -26,23 +27,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every recipe again, even those whose runs are up to date",
     )
-    p.add_argument(
-        "--ray",
-        metavar="CLUSTER",
-        help="run the recipes' (recipe, language) jobs in parallel on Ray: auto, HOST:PORT, "
-        "ray://HOST:PORT or local:N; the same runs, models and RESULTS.md",
-    )
+    _ray_options(p, "run the recipes' (recipe, language) jobs in parallel (the same runs, "
+                 "models and RESULTS.md)")  # fmt: skip
     p.set_defaults(handler=cmd_run)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from clir_toolkit.experiments.runner import run_recipes
 
-    cluster = None
-    if args.ray is not None:
-        from clir_toolkit.distributed.cluster import parse_cluster
-
-        cluster = parse_cluster(args.ray)
+    cluster = _ray_cluster(args)[0] if args.ray is not None else None
     results = run_recipes(
         args.recipes, quiet=args.quiet, results=args.results, force=args.force, cluster=cluster
     )

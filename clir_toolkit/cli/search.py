@@ -5,7 +5,6 @@ topics, for inspection).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,8 @@ from clir_toolkit.cli.options import (
     _bm25_options,
     _feedback,
     _feedback_options,
+    _ray_cluster,
+    _ray_options,
     _read_topics,
     _topic_options,
     _translation,
@@ -37,17 +38,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
     _translation_options(p)
     _feedback_options(p)
-    ray = p.add_argument_group("on a Ray cluster (pip install 'clir_toolkit[ray]')")
-    ray.add_argument(
-        "--ray",
-        metavar="CLUSTER",
-        help="search the topics in parallel on Ray: auto (the cluster ray start --head "
-        "started here), HOST:PORT, ray://HOST:PORT, or local:N (N CPUs here, for this "
-        "command); the run file is the same as without",
-    )
-    ray.add_argument(
-        "--workers", type=int, metavar="N", help="chunks of topics (default: the cluster's CPUs)"
-    )
+    _ray_options(p, "search the topics in parallel (the run file is the same as without)",
+                 workers="chunks of topics (default: the cluster's CPUs)")  # fmt: skip
     p.set_defaults(handler=cmd_search)
 
     p = commands.add_parser(
@@ -83,16 +75,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         "feedback": _feedback(args),
     }
     if args.ray is not None:
-        from clir_toolkit.distributed.cluster import parse_cluster
         from clir_toolkit.distributed.search import search_to_run_on_ray
-        from clir_toolkit.jvm import HEAP_ENV
 
-        if args.workers is not None and args.workers < 1:
-            raise UsageError(f"--workers must be at least 1 (got {args.workers})")
-        heap = args.java_heap or os.environ.get(HEAP_ENV)
+        cluster, worker_env = _ray_cluster(args)
         stats = search_to_run_on_ray(
-            parse_cluster(args.ray), args.index, queries, args.output, workers=args.workers,
-            worker_env={HEAP_ENV: heap} if heap else None, **options,
+            cluster, args.index, queries, args.output, workers=args.workers,
+            worker_env=worker_env, **options,
         )  # fmt: skip
     else:
         stats = search_to_run(args.index, queries, args.output, threads=args.threads, **options)

@@ -386,9 +386,7 @@ def format_summary(summary: IrdsSummary) -> str:
             "not in the corpus"
         )
     if summary.empty_documents:
-        lines.append(
-            f"  note: {summary.empty_documents:,} documents without text were left out"
-        )
+        lines.append(f"  note: {summary.empty_documents:,} documents without text were left out")
     if summary.qrels_without_topic:
         lines.append(
             f"  note: {summary.qrels_without_topic:,} judgements of topics that have no query "

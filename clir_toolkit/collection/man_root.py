@@ -100,9 +100,7 @@ def scan_pages(root: Path, *, progress: bool = False) -> PageSet:
     candidates = sorted(
         path for path in root.glob("man*/*") if _PAGE_FILE.match(path.name) and path.parent.is_dir()
     )
-    for path in progress_bar(
-        candidates, desc=f"reading {root}", unit="page", show=progress
-    ):
+    for path in progress_bar(candidates, desc=f"reading {root}", unit="page", show=progress):
         page_set.files += 1
         if path.is_symlink():
             page_set.links += 1

@@ -210,7 +210,6 @@ def build_manpages_collection(
     return dataclasses.replace(summary, seconds=time.perf_counter() - started)
 
 
-
 def _manifest(
     summary: BuildSummary,
     language: Language,

@@ -13,6 +13,8 @@ from clir_toolkit.errors import ResourceError, UsageError
 
 INSTALL = "pip install 'clir_toolkit[ray]'"
 LOCAL = re.compile(r"local:([1-9][0-9]*)")
+#: How often Ray runs a task again when its worker dies.
+RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -80,3 +82,15 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
         yield ray
     finally:
         ray.shutdown()
+
+
+def gather(ray: Any, pending: list[Any]) -> list[Any]:
+    """The tasks' results in order; a task's own error (a damaged index, say) is raised as
+    the error it is, one line, instead of Ray's wrapper with the worker's traceback."""
+    try:
+        return list(ray.get(pending))
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from None
+        raise

@@ -12,14 +12,17 @@ by Ray (``max_retries``); nothing is written until every chunk is back.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.distributed.cluster import ClusterSpec, connected
+from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, connected, gather
 from clir_toolkit.formats import RunRow
+from clir_toolkit.index import read_index_info
 from clir_toolkit.search import (
     DEFAULT_B,
     DEFAULT_HITS,
@@ -30,11 +33,9 @@ from clir_toolkit.search import (
 )
 
 if TYPE_CHECKING:
+    from clir_toolkit.analysis import AnalyzerSpec
     from clir_toolkit.expand.feedback import Feedback
     from clir_toolkit.query import StructuredQuery
-
-#: How often Ray runs a chunk again when its worker dies.
-RETRIES = 3
 
 
 def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
@@ -57,18 +58,6 @@ def _search_chunk(index: str, queries: list[StructuredQuery], options: dict[str,
     columns = ([r.qid for r in rows], [r.docid for r in rows], [r.rank for r in rows],
                [r.score for r in rows])  # fmt: skip
     return columns, empty
-
-
-def gather(ray: Any, pending: list[Any]) -> list[Any]:
-    """The tasks' results in order; a task's own error (a damaged index, say) is raised as
-    the error it is, one line, instead of Ray's wrapper with the worker's traceback."""
-    try:
-        return list(ray.get(pending))
-    except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, Exception):
-            raise cause from None
-        raise
 
 
 def search_rows_on(
@@ -120,7 +109,10 @@ def search_to_run_on_ray(
 
 @dataclass(frozen=True)
 class RayBench:
-    """``clir bench search --ray``: the warm Ray search against one process, same queries."""
+    """``clir bench search --ray``: the warm Ray search against one process, same queries;
+    with ``shards`` > 1 the cluster searches a sharded copy of the index, built there
+    (``shard_build_seconds``) while one process built the unsharded copy
+    (``one_build_seconds``)."""
 
     cluster: str
     workers: int
@@ -128,33 +120,94 @@ class RayBench:
     start_seconds: float
     ray_seconds: float
     one_process_seconds: float
+    identical: bool
+    shards: int = 1
+    documents: int = 0
+    one_build_seconds: float = 0.0
+    shard_build_seconds: float = 0.0
 
 
 def bench_search_on_ray(
     cluster: ClusterSpec, index: str | Path, queries: Sequence[StructuredQuery], *,
-    workers: int | None, repeat: int, options: dict[str, Any],
+    workers: int | None, repeat: int, options: dict[str, Any], shards: int = 1,
 ) -> RayBench:  # fmt: skip
     """Time the queries' rows on the cluster (warmed once: every worker has its JVM and the
-    index open) and in this process, best of ``repeat`` each; the cluster's start apart."""
+    index open) and in this process, best of ``repeat`` each; the cluster's start apart.
+    With ``shards`` > 1, the collection of ``index`` is first indexed again in a scratch
+    directory beside it: by this process into one index, and by the cluster into ``shards``
+    shards built in parallel; each then searches its own copy. The rows are compared."""
     from clir_toolkit.bench import best_time
 
+    rows: dict[str, Any] = {}
     started = time.perf_counter()
     with connected(cluster) as ray:
         start = time.perf_counter() - started
         count = workers or int(ray.cluster_resources().get("CPU", 1))
-        spread = best_time(lambda: search_rows_on(ray, index, queries, count, options), repeat)
-    one = best_time(lambda: search_rows(index, queries, progress=False, **options), repeat)
-    return RayBench(cluster.label, count, len(queries), start, spread, one)
+        copies = _fresh_copies(ray, index, shards) if shards > 1 else _as_it_is(index)
+        with copies as (one, sharded, one_build, shard_build):
+
+            def on_ray() -> None:
+                rows["ray"] = search_rows_on(ray, sharded, queries, count, options)
+
+            def here() -> None:
+                rows["one"] = search_rows(one, queries, progress=False, **options)
+
+            spread = best_time(on_ray, repeat)
+            alone = best_time(here, repeat)
+            documents = read_index_info(one).documents
+    return RayBench(cluster.label, count, len(queries), start, spread, alone,
+                    identical=rows["ray"] == rows["one"], shards=shards, documents=documents,
+                    one_build_seconds=one_build, shard_build_seconds=shard_build)  # fmt: skip
+
+
+@contextlib.contextmanager
+def _as_it_is(index: str | Path) -> Iterator[tuple[Path, Path, float, float]]:
+    yield Path(index), Path(index), 0.0, 0.0
+
+
+@contextlib.contextmanager
+def _fresh_copies(
+    ray: Any, index: str | Path, shards: int
+) -> Iterator[tuple[Path, Path, float, float]]:
+    """Two new indexes of ``index``'s collection in a scratch directory, removed after:
+    one built here (all cores), one of ``shards`` shards built on the connected cluster;
+    with the seconds each took."""
+    from clir_toolkit.distributed.index import build_shards_on
+    from clir_toolkit.index import ShardJob, build_index
+
+    def on_cluster(spec: AnalyzerSpec, jobs: Sequence[ShardJob], progress: bool) -> None:
+        build_shards_on(ray, spec, jobs, progress)
+
+    info = read_index_info(index)
+    with tempfile.TemporaryDirectory(prefix=".bench-", dir=Path(index).resolve().parent) as tmp:
+        one, sharded = Path(tmp) / "one", Path(tmp) / "sharded"
+        seconds = []
+        for target, count, builder in ((one, 1, None), (sharded, shards, on_cluster)):
+            started = time.perf_counter()
+            build_index(info.collection, target, language=info.language, shards=count,
+                        threads=1 if builder else None, shard_builder=builder,
+                        verbose=False)  # fmt: skip
+            seconds.append(time.perf_counter() - started)
+        yield one, sharded, seconds[0], seconds[1]
 
 
 def format_ray_bench(r: RayBench) -> str:
     """The bench's lines: queries/s on the cluster and in one process, and their ratio."""
-    return "\n".join([
+    lines = []
+    if r.shards > 1:
+        lines += [
+            f"indexing {r.documents} documents: one process, one index "
+            f"{r.one_build_seconds:.1f} s; Ray {r.cluster}, {r.shards} shards "
+            f"{r.shard_build_seconds:.1f} s",
+        ]
+    where = f"Ray, {r.workers} workers" + (f", {r.shards} shards" if r.shards > 1 else "")
+    lines += [
         f"{r.queries} queries; Ray cluster {r.cluster} started in {r.start_seconds:.1f} s "
         "(not counted); best of warm runs",
-        f"{'one process':<40} {r.one_process_seconds:>8.3f} s "
+        f"{'one process, one index':<40} {r.one_process_seconds:>8.3f} s "
         f"{r.queries / r.one_process_seconds:>10.1f} queries/s",
-        f"{f'Ray, {r.workers} workers':<40} {r.ray_seconds:>8.3f} s "
-        f"{r.queries / r.ray_seconds:>10.1f} queries/s",
+        f"{where:<40} {r.ray_seconds:>8.3f} s {r.queries / r.ray_seconds:>10.1f} queries/s",
         f"ratio Ray / one process (queries/s): {r.one_process_seconds / r.ray_seconds:.2f}",
-    ])  # fmt: skip
+        "runs: " + ("identical" if r.identical else "DIFFERENT (please report this)"),
+    ]
+    return "\n".join(lines)

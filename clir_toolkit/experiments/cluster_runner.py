@@ -24,8 +24,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from clir_toolkit.distributed.cluster import ClusterSpec, connected
-from clir_toolkit.distributed.search import RETRIES, gather
+from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, connected, gather
 from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
 from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, find_recipe
 from clir_toolkit.experiments.rerank_table import rerank_spec, sweep_recipes
@@ -63,6 +62,7 @@ def prepare(jobs: Sequence[Job], context: RunContext) -> None:
 def waves(jobs: Sequence[Job]) -> list[list[int]]:
     """Step 2: the jobs by wave (indices into ``jobs``): search recipes, rerank recipes that
     train their model, rerank recipes that reuse another's."""
+
     def wave(index: int) -> int:
         recipe = jobs[index][0]
         if recipe.kind == "search":

@@ -84,9 +84,7 @@ def reranker_topics(
     if not spec.translation:
         return topics
     output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
-    key = digest(
-        {"translation": spec.translation, "topics": sha256_file(topics), "lang": language}
-    )
+    key = digest({"translation": spec.translation, "topics": sha256_file(topics), "lang": language})
     if not context.reusable(output, key):
         context.log(f"translating the {split} queries for {recipe.name} → {output}")
         options = translation_options(spec.translation)

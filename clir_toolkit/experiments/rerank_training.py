@@ -39,9 +39,7 @@ def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
     return workspace.models / name / f"{recipe.name}.pt"
 
 
-def train_config(
-    recipe: Recipe, spec: RerankSpec, language: str, context: RunContext
-) -> Any:
+def train_config(recipe: Recipe, spec: RerankSpec, language: str, context: RunContext) -> Any:
     """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
     ``pretrained`` the :class:`~clir_toolkit.rerank.tuned_config.TunedConfig`."""
     from clir_toolkit.collection import open_collection

@@ -358,9 +358,7 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
             nonlocal position
             batch = batches[position % len(batches)]
             position += 1
-            return train_step(
-                model, loss_fn, optimiser, scaler, examples, batch, config, device
-            )
+            return train_step(model, loss_fn, optimiser, scaler, examples, batch, config, device)
 
         seconds = timed(step, device, settings)
         name = config.model if config.model == "knrm" else f"dual-{config.encoder}"

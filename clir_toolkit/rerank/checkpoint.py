@@ -258,4 +258,3 @@ def _check_optimiser_state(optimiser: Any) -> None:
                         f"{name} of parameter {number} has shape {tuple(shape)}, "
                         f"expected {tuple(parameter.shape)}"
                     )
-

@@ -39,9 +39,7 @@ def load_documents(corpus: str | Path, docids: Iterable[str]) -> dict[str, str]:
     texts: dict[str, str] = {}
     if not wanted:
         return texts
-    progress = progress_bar(
-        total=len(wanted), desc="reading documents", unit="doc", leave=False
-    )
+    progress = progress_bar(total=len(wanted), desc="reading documents", unit="doc", leave=False)
     with progress:
         for doc in iter_corpus(corpus):
             if doc.id in wanted:

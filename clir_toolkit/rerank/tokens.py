@@ -28,7 +28,6 @@ _UNSPACED = re.compile(
 )
 
 
-
 def _bigrams(run: str) -> list[str]:
     """Overlapping character bigrams of a run of unspaced script (one character alone stays)."""
     if len(run) == 1:
@@ -83,4 +82,3 @@ def tokenize_all(
         key: rerank_tokens(language, text)
         for key, text in progress_bar(texts.items(), desc=desc, unit="text", leave=False)
     }
-

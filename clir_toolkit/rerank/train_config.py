@@ -222,8 +222,10 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
         raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
     loss = config.loss or _model_default(config.model, "default_loss", DEFAULT_LOSS, "sosl")
     batch_size = config.batch_size if config.batch_size is not None else DEFAULT_BATCH_SIZE
-    lr = config.lr if config.lr is not None else _model_default(
-        config.model, "default_lr", DEFAULT_LR, 1e-3
+    lr = (
+        config.lr
+        if config.lr is not None
+        else _model_default(config.model, "default_lr", DEFAULT_LR, 1e-3)
     )
     resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
@@ -246,4 +248,3 @@ def log(config: Any, message: str) -> None:
     """Progress of a training (any config with ``verbose``) on stderr, unless it is off."""
     if config.verbose:
         print(message, file=sys.stderr, flush=True)
-

@@ -94,8 +94,10 @@ class TunedConfig:
             setattr(self, name, value)
         if is_pairwise(self.loss):
             pointwise = ", ".join(name for name in LOSS_NAMES if not is_pairwise(name))
-            raise UsageError(f"--loss {self.loss} is pairwise; a fine-tuned encoder trains on "
-                             f"graded documents: choose {pointwise}")
+            raise UsageError(
+                f"--loss {self.loss} is pairwise; a fine-tuned encoder trains on "
+                f"graded documents: choose {pointwise}"
+            )
         dev = (self.dev_topics, self.dev_qrels, self.dev_run)
         if any(p is not None for p in dev) and any(p is None for p in dev):
             raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")

@@ -133,4 +133,3 @@ def encode_texts(texts: Sequence[str], vocabulary: Vocabulary, max_len: int) -> 
 
     rows = [vocabulary.encode(rerank_tokens(vocabulary.language, text), max_len) for text in texts]
     return torch.tensor(rows, dtype=torch.long).reshape(-1, max_len)
-

@@ -18,7 +18,11 @@ source terms and ``a`` the analysed alternatives of a term (weights as boosts):
     ``SynonymQuery``: term frequency is summed over the alternatives and document
     frequency is that of the most frequent alternative, so rare wrong translations no
     longer dominate the score. Terms are OR'ed. A multi-word alternative (a phrase
-    translation) adds each of its words to the pseudo-term.
+    translation) adds each of its words to the pseudo-term. The relative weights of a
+    pseudo-term's tokens are rounded to multiples of 1/256 (:data:`SYNONYM_WEIGHT_STEP`):
+    Lucene adds the weighted frequencies in an order that depends on the terms each index
+    segment holds, and with such weights every sum is exact whatever its order, so a
+    document scores the same in one index, in any segment layout, or in a sharded index.
 
 Lucene queries are immutable, so a searcher builds each term's clause once and reuses it
 in every topic that has the same term (translated topics repeat the same source words).
@@ -41,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
 from clir_toolkit.errors import UsageError
-from clir_toolkit.index import read_index_info
+from clir_toolkit.index import open_reader, read_index_info
 from clir_toolkit.params import Param, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
 
@@ -55,6 +59,11 @@ ID_FIELD = "id"
 DEFAULT_HITS = 1000
 DEFAULT_K1 = 0.9
 DEFAULT_B = 0.4
+SYNONYM_WEIGHT_STEP = 1 / 256
+"""The grid a pseudo-term's relative token weights are rounded to (see the module docstring):
+with w = k/256 and integer term frequencies, every weighted frequency and every sum of them
+below 65,536 is exact in a 32-bit float (24-bit significand), so addition order cannot
+change a score; the rounding moves a weight by at most 0.2 %."""
 
 BM25_PARAMS = declare(
     Param("k1", float, DEFAULT_K1, "BM25 k1", minimum=0,
@@ -91,6 +100,13 @@ def parse_java_map(text: str) -> dict[str, int]:
     return result
 
 
+def synonym_boost(relative_weight: float) -> float:
+    """A pseudo-term token's boost: its weight relative to the largest, in (0, 1], rounded
+    to the nearest multiple of :data:`SYNONYM_WEIGHT_STEP` (at least one step)."""
+    steps = max(1, round(relative_weight / SYNONYM_WEIGHT_STEP))
+    return steps * SYNONYM_WEIGHT_STEP
+
+
 def check_bm25(k1: float, b: float) -> None:
     """Refuse BM25 parameters outside their range (NaN and infinities included)."""
     if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0.0 <= b <= 1.0):
@@ -111,7 +127,7 @@ class Searcher:
         self.analyzer = shared_analyzer(self.info.analyzer)
         self._classes = _LuceneClasses()
         c = self._classes
-        self._reader = jvm.open_index_reader(index)
+        self._reader = open_reader(index, self.info)
         reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
         self._executor = None
         if threads > 1:
@@ -165,9 +181,7 @@ class Searcher:
             return self._bag([alt for term in terms for alt in term]) if terms else None
         if structure not in STRUCTURES:
             raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
-        clauses = [
-            clause for term in query.terms if (clause := self._term_clause(term, structure))
-        ]
+        clauses = [clause for term in query.terms if (clause := self._term_clause(term, structure))]
         if not clauses:
             return None
         c = self._classes
@@ -241,7 +255,7 @@ class Searcher:
             builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
             for token, weight in weights.items():
                 # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
-                builder.addTerm(c.Term(CONTENTS_FIELD, token), float(weight / top))
+                builder.addTerm(c.Term(CONTENTS_FIELD, token), synonym_boost(weight / top))
             synonym = builder.build()
             return synonym if top == 1.0 else c.BoostQuery(synonym, float(top))
 

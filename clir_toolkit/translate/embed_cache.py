@@ -37,9 +37,7 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()[:16]
 
 
-def cached_text(
-    lang: str, corpora: Sequence[Path], man_root: Path | None, cache_dir: Path
-) -> Path:
+def cached_text(lang: str, corpora: Sequence[Path], man_root: Path | None, cache_dir: Path) -> Path:
     """The collected ``lang`` text, from ``cache_dir`` while none of its sources changed.
 
     English text (every catalog's English side and every English man page: some 650,000

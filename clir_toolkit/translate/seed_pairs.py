@@ -19,7 +19,6 @@ from clir_toolkit.translate.embed_text import Tokenizer
 __all__ = ["seed_pairs", "split_pairs"]
 
 
-
 def seed_pairs(
     dictionary: Any,
     source_vocabulary: Iterable[str],

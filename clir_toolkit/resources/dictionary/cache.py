@@ -30,9 +30,7 @@ def cached_dictionary(
     first line still matches, and rebuilt otherwise; a cache that cannot be written is
     skipped.
     """
-    stamp = json.dumps(
-        [PARSER_VERSION, name, file_stamps(sources)]
-    )
+    stamp = json.dumps([PARSER_VERSION, name, file_stamps(sources)])
     cache = data_dir() / "cache" / f"{name.replace(':', '-')}.jsonl"
     try:
         with open(cache, encoding="utf-8") as handle:

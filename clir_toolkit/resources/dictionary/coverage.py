@@ -17,7 +17,6 @@ from clir_toolkit.resources.dictionary.phrases import has_letter, phrase_words
 __all__ = ["CoverageReport", "coverage", "format_coverage"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class CoverageReport:
     """How much of a topic set's vocabulary a dictionary can translate."""
