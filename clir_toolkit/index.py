@@ -417,6 +417,9 @@ def build_index(
             shards=shards,
         )
         with atomic_write(index_dir / SIDECAR) as handle:
-            json.dump(asdict(info), handle, indent=2, ensure_ascii=False)
+            record = asdict(info)
+            if info.shards == 1:  # the sidecar of an unsharded index, as before shards
+                del record["shards"]
+            json.dump(record, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
     return info
