@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 
 from clir_toolkit import progress
 from clir_toolkit.cli import (
+    assignment,
     bench,
     collection,
     completion,
@@ -40,7 +41,8 @@ from clir_toolkit.cli.options import _common_options
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 COMMANDS = (
-    collection, index, search, evaluate, resource, embed, rerank, run, bench, completion, demo,
+    collection, index, search, evaluate, resource, embed, rerank, run, bench, assignment,
+    completion, demo,
 )  # fmt: skip
 """The command modules, in the order ``clir --help`` lists them."""
 

@@ -73,12 +73,10 @@ class Feedback:
             learned = rocchio_weights(vectors, searcher.documents, searcher.document_frequency)
         else:
             learned = relevance_model(vectors, [h.score for h in hits])
-        top = dict(sorted(learned.items(), key=lambda kv: (-kv[1], kv[0]))[: self.fb_terms])
-        total = sum(top.values())
-        if total <= 0:
+        terms = top_terms(learned, self.fb_terms, self.beta * max(n_terms, 1))
+        if not terms:
             return query
-        scale = self.beta * max(n_terms, 1) / total
-        learned_query = searcher.weighted_terms_query({t: w * scale for t, w in top.items()})
+        learned_query = searcher.weighted_terms_query(terms)
         return searcher.combine([(query, self.alpha), (learned_query, 1.0)])
 
 
@@ -119,6 +117,18 @@ def rocchio_weights(vectors: list[dict[str, int]], n_docs: int, df: Any) -> dict
             idf = math.log(n_docs / max(df(term), 1))
             weights[term] = weights.get(term, 0.0) + (tf / length) * idf / len(vectors)
     return weights
+
+
+def top_terms(weights: dict[str, float], k: int, total: float) -> dict[str, float]:
+    """The ``k`` heaviest terms (ties by term), scaled so that their weights sum to ``total``
+    (β times the query's terms: the learned terms weigh as much as β query terms); empty when
+    they weigh nothing."""
+    top = dict(sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+    mass = sum(top.values())
+    if mass <= 0:
+        return {}
+    scale = total / mass
+    return {term: weight * scale for term, weight in top.items()}
 
 
 def relevance_model(vectors: list[dict[str, int]], scores: list[float]) -> dict[str, float]:

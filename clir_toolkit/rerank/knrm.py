@@ -103,6 +103,21 @@ def kernel_pooling(
     return torch.stack(pooled, dim=-1)
 
 
+def soft_tf(kernels: Tensor, query_mask: Tensor, floor: float) -> Tensor:
+    """Soft-TF features (thesis eq. 3.4): ``phi_k = sum_i log max(K_k(q_i), floor)``.
+
+    Args:
+        kernels: ``[B, n, K]``, :func:`kernel_pooling`'s output.
+        query_mask: ``[B, n]``, ``True`` at real query tokens: padded ones add nothing.
+        floor: the smallest count whose log is taken (``log 0`` is ``-inf``).
+
+    Returns:
+        ``[B, K]``: a log-count of soft matches per kernel, summed over the query words.
+    """
+    log_counts = torch.log(torch.clamp(kernels, min=floor))
+    return (log_counts * query_mask.unsqueeze(-1)).sum(dim=1)
+
+
 NORM_FLOOR = 1e-12
 """A vector's length is at least this when dividing by it (zero rows, padding, stay 0)."""
 
@@ -217,10 +232,8 @@ class KNRM(nn.Module):
 
     def kernel_features(self, query_ids: Tensor, doc_ids: Tensor) -> Tensor:
         """Soft-TF features ``phi_k = sum_i log max(K_k(q_i), floor)``: ``Tensor[B, K]``."""
-        query_mask = token_mask(query_ids)
         kernels = self.kernel_values(query_ids, doc_ids)
-        log_counts = torch.log(torch.clamp(kernels, min=self.soft_tf_floor))
-        return (log_counts * query_mask.unsqueeze(-1)).sum(dim=1)
+        return soft_tf(kernels, token_mask(query_ids), self.soft_tf_floor)
 
     def kernel_values(self, query_ids: Tensor, doc_ids: Tensor) -> Tensor:
         """Kernel pooling output ``K_k(q_i)``: ``Tensor[B, n, K]`` (0 at padded queries too)."""

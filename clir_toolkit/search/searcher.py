@@ -100,6 +100,17 @@ def parse_java_map(text: str) -> dict[str, int]:
     return result
 
 
+def pooled_tokens(alternatives: Sequence[tuple[list[str], float]]) -> dict[str, float]:
+    """Every token of a term's alternatives with its weight, a token's weights summed over
+    the alternatives it occurs in (a phrase alternative gives each of its words its weight):
+    Pirkola's pseudo-term before Lucene's SynonymQuery, and ``or``'s bag of words."""
+    weights: dict[str, float] = defaultdict(float)
+    for tokens, weight in alternatives:
+        for token in tokens:
+            weights[token] += weight
+    return dict(weights)
+
+
 def synonym_boost(relative_weight: float) -> float:
     """A pseudo-term token's boost: its weight relative to the largest, in (0, 1], rounded
     to the nearest multiple of :data:`SYNONYM_WEIGHT_STEP` (at least one step)."""
@@ -123,6 +134,7 @@ class Searcher:
         self, index: str | Path, k1: float = DEFAULT_K1, b: float = DEFAULT_B, threads: int = 1
     ) -> None:
         check_bm25(k1, b)
+        self.k1, self.b = k1, b
         self.info = read_index_info(index)
         self.analyzer = shared_analyzer(self.info.analyzer)
         self._classes = _LuceneClasses()
@@ -228,10 +240,7 @@ class Searcher:
 
     def _bag(self, alternatives: Sequence[tuple[list[str], float]]) -> Any:
         """OR of all tokens, weights summed per token (pyserini's bag of words)."""
-        weights: dict[str, float] = defaultdict(float)
-        for tokens, weight in alternatives:
-            for token in tokens:
-                weights[token] += weight
+        weights = pooled_tokens(alternatives)
         clauses = [self._term_query(token, w) for token, w in weights.items()]
         return clauses[0] if len(clauses) == 1 else self._boolean(clauses, self._classes.SHOULD)
 
@@ -243,10 +252,7 @@ class Searcher:
         (nDCG@10 0.381 vs 0.337 over 1,055 queries).
         """
         c = self._classes
-        weights: dict[str, float] = defaultdict(float)
-        for tokens, weight in alternatives:
-            for token in tokens:
-                weights[token] += weight
+        weights = pooled_tokens(alternatives)
         if len(weights) == 1:
             return self._term_query(*next(iter(weights.items())))
 
@@ -286,6 +292,11 @@ class Searcher:
         if feedback is not None:
             lucene_query = feedback.expand(self, lucene_query, len(self.analysed(query)))
         return self.search_lucene(lucene_query, hits)
+
+    def collection_statistics(self) -> tuple[int, float]:
+        """(documents with text, their mean length in tokens): BM25's N and avgdl."""
+        stats = self._searcher.collectionStatistics(CONTENTS_FIELD)
+        return int(stats.docCount()), stats.sumTotalTermFreq() / stats.docCount()
 
     # --- what feedback needs: document vectors, statistics, weighted bags ---------------
     def document_vector(self, docid: str) -> dict[str, int]:

@@ -1,0 +1,154 @@
+"""The teaching kit: ``clir assignment`` gives the toolkit's own code full marks, fails
+deliberately broken student modules on the checks they break, and starts from skeletons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.teaching import ASSIGNMENTS, assignment
+from clir_toolkit.teaching.grading import grade, load_student, write_skeleton
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+REFERENCE_AS_STUDENT = {
+    "sosl": "from clir_toolkit.rerank.losses.sosl import sosl\n",
+    "kernel-pooling": "from clir_toolkit.rerank.knrm import kernel_pooling, soft_tf\n",
+    "rocchio": "from clir_toolkit.expand.feedback import rocchio_weights, top_terms\n",
+    "pirkola": "from clir_toolkit.search.searcher import pooled_tokens as pseudo_term\n"
+    "from clir_toolkit.search.bm25_formula import bm25\n"
+    "from clir_toolkit.search.bm25_formula import synonym_statistics as pseudo_term_statistics\n",
+}
+
+#: One deliberate mistake per assignment, and the checks it must fail.
+BROKEN = {
+    "sosl": (
+        "import torch.nn.functional as F\n"
+        "def sosl(scores, grades, thresholds=(-1.0, 0.2, 0.7, 1.0)):\n"
+        "    theta = torch.tensor(thresholds)\n"
+        "    above = F.relu(scores - theta[grades + 1])\n"
+        "    below = F.relu(theta[grades] - scores)\n"
+        "    return (above + below).mean()  # a hinge: not squared\n"
+        "import torch\n",
+        {
+            "squared distance outside it",
+            "mean over the batch",
+            "any number of grades",
+            "agrees with the reference (loss, gradient)",
+        },
+    ),
+    "kernel-pooling": (
+        "import torch\n"
+        "from clir_toolkit.rerank.knrm import soft_tf\n"
+        "def kernel_pooling(similarity, doc_mask, mus, sigmas):\n"
+        "    return torch.stack([torch.exp(-(similarity - mu) ** 2 / (2 * s * s)).sum(-1)\n"
+        "                        for mu, s in zip(mus, sigmas)], -1)  # padding counted\n",
+        {
+            "shape, exact matches, padding excluded",
+            "padded document positions change nothing",
+            "agrees with the reference in a K-NRM model",
+        },
+    ),
+    "rocchio": (
+        "from clir_toolkit.expand.feedback import rocchio_weights\n"
+        "def top_terms(weights, k, total):\n"
+        "    return dict(sorted(weights.items(), key=lambda kv: -kv[1])[:k])  # not scaled\n",
+        {
+            "top terms: non-negative, scaled to beta",
+            "agrees on the dev queries' feedback documents",
+        },
+    ),
+    "pirkola": (
+        "from clir_toolkit.search.searcher import pooled_tokens as pseudo_term\n"
+        "from clir_toolkit.search.bm25_formula import bm25\n"
+        "def pseudo_term_statistics(weights, tf, df):\n"
+        "    return (sum(w * tf.get(t, 0) for t, w in weights.items()),\n"
+        "            sum(df[t] for t in weights))  # df summed, not the largest\n",
+        {"pseudo-term statistics", "recomputes Lucene's scores (dev queries)"},
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the tiny French collection: the grader keeps its index in ``.cache``."""
+    import shutil
+
+    copy = tmp_path_factory.mktemp("collections") / "tiny-fr"
+    shutil.copytree(TINY_FR, copy)
+    return copy
+
+
+def _student(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", list(ASSIGNMENTS))
+def test_the_reference_as_a_student_gets_full_marks(name: str, tmp_path: Path, tiny: Path) -> None:
+    item = assignment(name)
+    path = _student(tmp_path, name, REFERENCE_AS_STUDENT[name])
+    result = grade(item, load_student(path), str(path), tiny)
+    assert result.passed, [(r.name, r.message) for r in result.results if r.earned < r.points]
+    assert result.earned == item.points > 0 and len(result.results) >= 4
+
+
+@pytest.mark.parametrize("name", list(ASSIGNMENTS))
+def test_a_broken_module_fails_the_checks_it_breaks(name: str, tmp_path: Path, tiny: Path) -> None:
+    source, broken = BROKEN[name]
+    path = _student(tmp_path, name, source)
+    result = grade(assignment(name), load_student(path), str(path), tiny)
+    failed = {r.name for r in result.results if r.earned < r.points}
+    assert failed == broken
+    assert not result.passed and 0 < result.earned < result.points
+
+
+@pytest.mark.parametrize("name", list(ASSIGNMENTS))
+def test_a_skeleton_imports_and_scores_zero(name: str, tmp_path: Path, tiny: Path) -> None:
+    item = assignment(name)
+    path = write_skeleton(item, tmp_path / "work")
+    module = load_student(path)
+    assert all(callable(getattr(module, f)) for f in item.functions)
+    assert "raise NotImplementedError" in path.read_text() and "Grade it with" in path.read_text()
+    result = grade(item, module, str(path), tiny)
+    assert result.earned == 0
+    assert {r.message for r in result.results} == {"not implemented yet"}
+
+
+def test_a_slow_module_fails_the_timing_ceiling_only(tmp_path: Path) -> None:
+    path = _student(tmp_path, "sosl", REFERENCE_AS_STUDENT["sosl"] + (
+        "import time\n"
+        "_fast = sosl\n"
+        "def sosl(scores, grades, thresholds=(-1.0, 0.2, 0.7, 1.0)):\n"
+        "    if scores.numel() > 100_000:\n"
+        "        time.sleep(1.5)  # as slow as a Python loop over the batch\n"
+        "    return _fast(scores, grades, thresholds)\n"))  # fmt: skip
+    result = grade(assignment("sosl"), load_student(path), str(path))
+    assert {r.name for r in result.results if r.earned < r.points} == {"timing ceiling"}
+    assert "ceiling" in result.results[-1].message
+
+
+def test_the_command_line_round_trip(tmp_path: Path) -> None:
+    """list → start → check (0 points, exit 1) → start again refuses to overwrite → a
+    finished module checks with exit 0; a module that does not import is one line."""
+    listing = run_clir("assignment", "list")
+    assert listing.returncode == 0
+    assert [line.split()[0] for line in listing.stdout.splitlines()] == list(ASSIGNMENTS)
+    work = tmp_path / "work"
+    assert run_clir("assignment", "start", "sosl", "--dir", str(work)).returncode == 0
+    checked = run_clir("assignment", "check", "sosl", "--dir", str(work))
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines()[-1] == "score: 0 / 10 (not yet)"
+    (work / "sosl.py").write_text(REFERENCE_AS_STUDENT["sosl"], encoding="utf-8")
+    again = run_clir("assignment", "start", "sosl", "--dir", str(work))
+    assert_one_line_error(again, "sosl.py exists", status=1)
+    assert (work / "sosl.py").read_text() == REFERENCE_AS_STUDENT["sosl"]
+    checked = run_clir("assignment", "check", "sosl", "--dir", str(work))
+    assert checked.returncode == 0, checked.stdout
+    assert checked.stdout.splitlines()[-1] == "score: 10 / 10 (all checks passed)"
+    (work / "sosl.py").write_text("import torch\n\ndef sosl(scores, grades:\n", encoding="utf-8")
+    assert_one_line_error(run_clir("assignment", "check", "sosl", "--dir", str(work)),
+                          "sosl.py:3: cannot be imported: SyntaxError")  # fmt: skip
+    missing = run_clir("assignment", "check", "rocchio", "--dir", str(work))
+    assert_one_line_error(missing, "rocchio.py: no such file", status=2)
