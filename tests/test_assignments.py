@@ -15,6 +15,7 @@ REFERENCE_AS_STUDENT = {
     "sosl": "from clir_toolkit.rerank.losses.sosl import sosl\n",
     "kernel-pooling": "from clir_toolkit.rerank.knrm import kernel_pooling, soft_tf\n",
     "rocchio": "from clir_toolkit.expand.feedback import rocchio_weights, top_terms\n",
+    "smooth-cosine": "from clir_toolkit.rerank.dual import smooth_cosine\n",
     "pirkola": "from clir_toolkit.search.searcher import pooled_tokens as pseudo_term\n"
     "from clir_toolkit.search.bm25_formula import bm25\n"
     "from clir_toolkit.search.bm25_formula import synonym_statistics as pseudo_term_statistics\n",
@@ -56,6 +57,16 @@ BROKEN = {
         {
             "top terms: non-negative, scaled to beta",
             "agrees on the dev queries' feedback documents",
+        },
+    ),
+    "smooth-cosine": (
+        "import torch\n"
+        "def smooth_cosine(q, d, epsilon):\n"
+        "    return (q * d).sum(-1) / (q.norm(dim=-1) * d.norm(dim=-1) + epsilon)  # eps once\n",
+        {
+            "eps = 0 is the cosine",
+            "bounded by the cosine, its limits",
+            "agrees with the reference (score, gradient)",
         },
     ),
     "pirkola": (

@@ -21,6 +21,7 @@ ASSIGNMENTS: dict[str, str] = {
     "rocchio": "clir_toolkit.teaching.rocchio",
     "kernel-pooling": "clir_toolkit.teaching.kernel_pooling",
     "sosl": "clir_toolkit.teaching.sosl",
+    "smooth-cosine": "clir_toolkit.teaching.smooth_cosine",
 }
 """Assignment name → the module that defines it, in the order a course would set them."""
 

@@ -218,6 +218,12 @@ def close(actual: Any, expected: Any, what: str, rtol: float = 1e-5, atol: float
     assert actual_t.shape == expected_t.shape, (
         f"{what}: shape {tuple(actual_t.shape)}, expected {tuple(expected_t.shape)}"
     )
+    if not bool(torch.isfinite(actual_t).all()) and bool(torch.isfinite(expected_t).all()):
+        worst = int((~torch.isfinite(actual_t)).flatten().nonzero()[0])
+        raise AssertionError(
+            f"{what}: {float(actual_t.flatten()[worst])} where the reference gives "
+            f"{float(expected_t.flatten()[worst]):.6g}"
+        )
     error = (actual_t - expected_t).abs() - rtol * expected_t.abs()
     if error.numel() and float(error.max()) > atol:
         worst = int(error.argmax())
