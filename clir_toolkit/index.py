@@ -210,6 +210,16 @@ def indexing_arguments(
     return args
 
 
+def is_index_of(index: str | Path, collection: str | Path) -> bool:
+    """Whether ``index`` is an index built by ``clir index`` from ``collection`` as it is
+    now (its sidecar records the collection's fingerprint)."""
+    try:
+        info = read_index_info(index)
+    except ClirError:
+        return False
+    return info.collection_sha256 == open_collection(collection).fingerprint()
+
+
 def shard_dirs(root: Path, shards: int) -> list[Path]:
     """The directories of an index's shards: ``root`` itself when there is one, else
     ``root/shard-00``, ``root/shard-01``, …"""

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError
 from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.freshness import is_fresh
 
@@ -90,17 +89,11 @@ def ensure_collection(context: RunContext, family: str, language: str, variant: 
 
 def ensure_index(context: RunContext, family: str, language: str, variant: str) -> Path:
     """The index of that collection, built if missing or built from another collection."""
-    from clir_toolkit.collection import open_collection
-    from clir_toolkit.index import build_index, read_index_info
+    from clir_toolkit.index import build_index, is_index_of
 
     collection = ensure_collection(context, family, language, variant)
     index = context.workspace.index(family, language, variant)
-    fingerprint = open_collection(collection).fingerprint()
-    try:
-        current = read_index_info(index).collection_sha256 == fingerprint
-    except ClirError:
-        current = False
-    if not current:
+    if not is_index_of(index, collection):
         context.log(f"indexing {collection} → {index}")
         build_index(collection, index, verbose=False)
     return index

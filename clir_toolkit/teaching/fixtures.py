@@ -13,8 +13,6 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clir_toolkit.errors import ClirError
-
 if TYPE_CHECKING:
     from clir_toolkit.query import StructuredQuery
 
@@ -35,16 +33,10 @@ def collection_or_default(collection: Path | None, quiet: bool = True) -> Path:
 @functools.lru_cache(maxsize=4)
 def prepared_index(collection: Path) -> Path:
     """The collection's index under ``.cache``, built when missing or out of date."""
-    from clir_toolkit.collection import open_collection
-    from clir_toolkit.index import build_index, read_index_info
+    from clir_toolkit.index import build_index, is_index_of
 
     index = collection / ".cache" / "assignment-index"
-    fingerprint = open_collection(collection).fingerprint()
-    try:
-        current = read_index_info(index).collection_sha256 == fingerprint
-    except ClirError:
-        current = False
-    if not current:
+    if not is_index_of(index, collection):
         build_index(collection, index, verbose=False)
     return index
 
