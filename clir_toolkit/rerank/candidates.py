@@ -1,7 +1,7 @@
 """Reranking candidates: the top ``depth`` documents of a run, encoded, scored, re-sorted.
 
 The steps of :func:`clir_toolkit.rerank.score.score_run` that do not depend on which kind of
-model scores (Q. Liu, *Neural CLIR* (thesis), §6.1: a neural model reranks the top of a BM25 ranking):
+model scores (Liu, *Neural CLIR*, §6.1: a neural model reranks the top of a BM25 ranking):
 
 * :func:`read_candidates`: each query's top ``depth`` documents, in the order trec_eval
   reads the run (score descending, ties by docid);

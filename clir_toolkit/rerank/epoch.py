@@ -1,7 +1,7 @@
 """One epoch of training a reranker: its batches, a step, the dev evaluation after it.
 
 The training set is shuffled every epoch with a seeded generator ("shuffling the training
-set" helps, Liu et al., *Smooth Learning* §5; Q. Liu, *Neural CLIR* (thesis) §6.1.1) and cut into
+set" helps, Liu et al., *Smooth Learning* §5; Liu, *Neural CLIR* §6.1.1) and cut into
 batches of documents of similar lengths (:func:`epoch_batches`); the pairwise hinge draws its
 (better, worse) pairs afresh each epoch (:func:`clir_toolkit.rerank.examples.epoch_pairs`).
 A step (:func:`train_step`) runs under autocast on CUDA if asked and clips gradients if

@@ -1,7 +1,7 @@
 """Rerank a TREC run with a trained neural model (``clir rerank score``).
 
 Reranking is the second stage of the pipeline: BM25 retrieves candidates cheaply, and a
-slower neural model rescores the top ``depth`` of them (Q. Liu, *Neural CLIR* (thesis), §6.1: K-NRM
+slower neural model rescores the top ``depth`` of them (Liu, *Neural CLIR*, §6.1: K-NRM
 "reranking of high-quality initial ranking results"). The procedure:
 
 1. Read the model file written by :func:`clir_toolkit.rerank.train.train_reranker`: model

@@ -3,7 +3,7 @@
 The set-up follows the two sources:
 
 * **Data.** Queries in the query language (English), documents in the document language, one
-  vocabulary each: the thesis' *bilingual training data* (Q. Liu, *Neural CLIR* (thesis), ch. 3 and
+  vocabulary each: the thesis' *bilingual training data* (Liu, *Neural CLIR*, ch. 3 and
   §6.1.3), where the model learns cross-language soft matches from relevance judgements
   alone. Positives are the judged relevant documents (grade 2 = relevant, 1 = partially
   relevant); negatives are the first-stage run's top candidates that are not relevant, 40 per

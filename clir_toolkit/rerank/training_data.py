@@ -1,7 +1,7 @@
 """The data of one training, read, tokenised and encoded once (:func:`prepare_data`).
 
 Queries in the query language (English), documents in the document language, one vocabulary
-each: the thesis' *bilingual training data* (Q. Liu, *Neural CLIR* (thesis), ch. 3 and §6.1.3), where
+each: the thesis' *bilingual training data* (Liu, *Neural CLIR*, ch. 3 and §6.1.3), where
 the model learns cross-language soft matches from relevance judgements alone. Positives are
 the judged relevant documents, negatives the first-stage run's top candidates that are not
 (:func:`clir_toolkit.rerank.examples.relevance_examples`); sentence pairs of a parallel corpus

@@ -1,7 +1,7 @@
 """The reranker's vocabularies: words to ids, one vocabulary per language.
 
 One vocabulary for the query language and one for the document language, as in the thesis'
-bilingual training (Q. Liu, *Neural CLIR* (thesis), §6.1.3: "separate vocabulary is used for English and
+bilingual training (Liu, *Neural CLIR*, §6.1.3: "separate vocabulary is used for English and
 Chinese terms"). Id 0 pads, id 1 stands for every word outside the vocabulary (words seen
 fewer than ``min_count`` times in training). :func:`encode_texts` turns short texts (queries,
 parallel sentences) into padded id tensors; documents go through the tensor cache of
