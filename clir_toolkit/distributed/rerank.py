@@ -14,9 +14,12 @@ because everything but the scoring loop is the same code:
 3. ``workers`` actors each load the model once (from the file's content, put in Ray's object
    store with the encoded pairs: no shared file system is needed) and score whole batches
    with :func:`clir_toolkit.rerank.candidates.score_batches`. The batches are dealt out in
-   contiguous chunks, several per actor, round robin. An actor asks for a share of a GPU only
-   when the cluster has GPUs and ``device`` is ``auto`` or ``cuda``; it resolves ``device``
-   itself, so ``auto`` means the worker's GPU, not the driver's.
+   contiguous chunks, several per actor, round robin. Each actor asks for its share of the
+   cluster's CPUs, and of its GPUs only when it has some and ``device`` is ``auto`` or
+   ``cuda``; it resolves ``device`` itself, so ``auto`` means the worker's GPU, not the
+   driver's. Its torch threads follow its CPU share (Ray's ``OMP_NUM_THREADS``), which may
+   differ from one process's count; no score changed with the thread count on the man-page
+   models (K-NRM and the three dual encoders, 1, 2 and 4 threads).
 4. The driver gathers the chunks' scores in order and applies the same
    :func:`clir_toolkit.rerank.candidates.rerank_rows` (interpolation included) and
    :func:`clir_toolkit.rerank.score.write_reranked` (sorted, ties by docid, written
@@ -26,13 +29,20 @@ An actor whose process dies is started again by Ray (``max_restarts``) and the c
 had not answered are sent again (``max_task_retries``); a chunk is a pure function of its
 batches, so a retried chunk gives the same scores.
 
-Why plain actors and not Ray Data (``map_batches`` with an actor class, the issue's
-suggestion)? Both keep the scores identical when each Ray Data row is one whole batch of
-pairs (Ray Data cuts its own batches at block boundaries, so pairs cannot be its rows). But
-on the 2-core machine of this project Ray Data's streaming executor cost more than the
-scoring it spreads: see ``README.md`` ("On a cluster") for the figures. Fine-tuned
-pretrained encoders (:mod:`clir_toolkit.rerank.tuned`) are scored in one process only: their
-documents are encoded by the sentence encoder, not cut into batches of word ids.
+Why plain actors and not Ray Data (``map_batches`` with an actor class, the issue's wish)?
+Ray Data was tried (Ray 2.60, on this project's 2-core machine, beside other jobs). With
+each of its rows one whole batch (it cuts its own batches at block boundaries, so pairs
+cannot be its rows) the scores were identical and the time about the same: 375,162 K-NRM
+pairs of ddtp-en-fr-hard in 96 s against 98 s with actors, 9,659 pairs of the French man
+pages in 6.9 and 5.9 s against 6.2 and 5.5 s. But every run printed Ray Data's own log
+lines and a warning of Ray's core worker about its actors' constructor arguments
+(ray-project/ray#53727); an error in a worker came back as Ray Data's ``UserCodeException``
+with a stack trace instead of the error itself; and its actors restart without limit by
+default. The command line's one-line errors and quiet output would have needed
+process-wide log settings; plain actors give the same scores without them.
+
+Fine-tuned pretrained encoders (:mod:`clir_toolkit.rerank.tuned`) are scored in one process
+only: their documents are encoded by the sentence encoder, not cut into batches of word ids.
 """
 
 from __future__ import annotations
@@ -55,8 +65,10 @@ from clir_toolkit.rerank.candidates import (
     rerank_rows,
     score_batches,
 )
+from clir_toolkit.rerank.device import check_precision, resolve_device
 from clir_toolkit.rerank.model_file import load_model, read_model_file
 from clir_toolkit.rerank.score import write_reranked
+from clir_toolkit.rerank.threads import use_fastest_threads
 
 #: Chunks of batches per actor: small enough that the actors finish together and that a
 #: retried chunk repeats little work, large enough that a call's overhead does not count.
@@ -73,9 +85,6 @@ class BatchScorer:
     """
 
     def __init__(self, path: str, device: str, precision: str) -> None:
-        from clir_toolkit.rerank.device import check_precision, resolve_device
-        from clir_toolkit.rerank.threads import use_fastest_threads
-
         use_fastest_threads()  # Ray sets OMP_NUM_THREADS from the actor's CPUs: kept
         self.device = resolve_device(device)  # "auto": this worker's GPU, if it has one
         check_precision(precision, self.device)
@@ -123,8 +132,6 @@ def score_encoded_on(
     ``workers`` actors (default: one per GPU when the GPUs are used, else one per CPU): the
     same scores. Also returns where they were computed, in words."""
     import torch
-
-    from clir_toolkit.rerank.device import check_precision
 
     resources = ray.cluster_resources()
     on_gpus = device != "cpu" and resources.get("GPU", 0) > 0
