@@ -74,6 +74,20 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
     t.add_argument("--tag")
+    ray = t.add_argument_group("on a Ray cluster (pip install 'clir_toolkit[ray]')")
+    ray.add_argument(
+        "--ray",
+        metavar="CLUSTER",
+        help="score the batches in parallel on Ray, --model only: auto (the cluster ray start "
+        "--head started here), HOST:PORT, ray://HOST:PORT, or local:N (N CPUs here, for this "
+        "command); the run file is the same as without",
+    )
+    ray.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="actors, each with the model loaded (default: the cluster's GPUs, else its CPUs)",
+    )
     t.set_defaults(handler=cmd_rerank_score)
     t = rerank.add_parser(
         "bins", parents=[common], help="K-NRM kernel bins: weights and term pairs (thesis §6.2)"
@@ -225,7 +239,19 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
         "tag": args.tag,
         "verbose": not args.quiet,
     }
-    if args.pretrained is not None:
+    if args.ray is not None:
+        from clir_toolkit.distributed.cluster import parse_cluster
+        from clir_toolkit.distributed.rerank import score_run_on_ray
+
+        if args.pretrained is not None:
+            raise UsageError("--ray scores with a trained --model; --pretrained runs here")
+        if args.workers is not None and args.workers < 1:
+            raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+        score_run_on_ray(
+            parse_cluster(args.ray), args.model, *inputs, workers=args.workers,
+            batch_size=args.batch_size, precision=args.precision, **shared,
+        )  # fmt: skip
+    elif args.pretrained is not None:
         from clir_toolkit.rerank.pretrained import score_run_pretrained
 
         score_run_pretrained(args.pretrained, *inputs, **shared)

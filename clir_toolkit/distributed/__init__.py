@@ -9,5 +9,8 @@ optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it)
   this machine), ``--ray ADDRESS`` (``ray://HOST:10001`` or ``HOST:6379``), or
   ``--ray local:N`` (a cluster of N CPUs in this process, stopped at the end);
 * :mod:`.search` — query-parallel search: the topics split across workers, one JVM each,
-  rows gathered and written by the driver exactly as one process writes them.
+  rows gathered and written by the driver exactly as one process writes them;
+* :mod:`.rerank` — neural reranking: the (query, document) pairs scored in the batches one
+  process forms, by actors that load the model once; the run reranked and written by the
+  driver exactly as one process does.
 """
