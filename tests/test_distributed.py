@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.distributed.cluster import ClusterSpec, parse_cluster
-from clir_toolkit.distributed.search import chunks
+from clir_toolkit.distributed.cluster import ClusterSpec, chunks, parse_cluster
 from tests.conftest import (
     TINY_FR,
     assert_one_line_error,

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.cli.options import add_options, given_values
+from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
@@ -74,20 +74,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
     t.add_argument("--tag")
-    ray = t.add_argument_group("on a Ray cluster (pip install 'clir_toolkit[ray]')")
-    ray.add_argument(
-        "--ray",
-        metavar="CLUSTER",
-        help="score the batches in parallel on Ray, --model only: auto (the cluster ray start "
-        "--head started here), HOST:PORT, ray://HOST:PORT, or local:N (N CPUs here, for this "
-        "command); the run file is the same as without",
-    )
-    ray.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="actors, each with the model loaded (default: the cluster's GPUs, else its CPUs)",
-    )
+    _ray_options(t, "score the batches in parallel, --model only (the run file is the same "
+                 "as without)", workers="actors, each with the model loaded (default: the "
+                 "cluster's GPUs, else its CPUs)")  # fmt: skip
     t.set_defaults(handler=cmd_rerank_score)
     t = rerank.add_parser(
         "bins", parents=[common], help="K-NRM kernel bins: weights and term pairs (thesis §6.2)"
@@ -240,15 +229,13 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
         "verbose": not args.quiet,
     }
     if args.ray is not None:
-        from clir_toolkit.distributed.cluster import parse_cluster
         from clir_toolkit.distributed.rerank import score_run_on_ray
 
         if args.pretrained is not None:
             raise UsageError("--ray scores with a trained --model; --pretrained runs here")
-        if args.workers is not None and args.workers < 1:
-            raise UsageError(f"--workers must be at least 1 (got {args.workers})")
+        cluster, _ = _ray_cluster(args)
         score_run_on_ray(
-            parse_cluster(args.ray), args.model, *inputs, workers=args.workers,
+            cluster, args.model, *inputs, workers=args.workers,
             batch_size=args.batch_size, precision=args.precision, **shared,
         )  # fmt: skip
     elif args.pretrained is not None:

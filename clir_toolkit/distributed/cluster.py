@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,3 +94,15 @@ def gather(ray: Any, pending: list[Any]) -> list[Any]:
         if isinstance(cause, Exception):
             raise cause from None
         raise
+
+
+def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
+    """``items`` cut into at most ``count`` contiguous, non-empty runs of near-equal length."""
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return [chunk for chunk in out if chunk]

@@ -52,8 +52,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.distributed.cluster import ClusterSpec, connected, import_ray
-from clir_toolkit.distributed.search import RETRIES, chunks, gather
+from clir_toolkit.distributed.cluster import (
+    RETRIES,
+    ClusterSpec,
+    chunks,
+    connected,
+    gather,
+    import_ray,
+)
 from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank.candidates import (
     DEFAULT_DEPTH,
