@@ -73,6 +73,28 @@ def zh_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return index
 
 
+@pytest.fixture(scope="module")
+def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A word-overlap run of all twelve pages of the tiny French collection for each topic
+    (French topics vs pages): the rerankers' candidates, relevant pages high but not always
+    first."""
+    from clir_toolkit.formats import RunRow, iter_corpus, read_topics, write_run
+    from clir_toolkit.rerank.tokens import rerank_tokens
+
+    docs = {
+        doc.id: set(rerank_tokens("fr", doc.contents))
+        for doc in iter_corpus(TINY_FR / "corpus.jsonl")
+    }
+    rows = []
+    for topic in read_topics(TINY_FR / "topics-human.dev.tsv"):
+        words = set(rerank_tokens("fr", topic.query))
+        for docid, doc_words in docs.items():
+            rows.append(RunRow(topic.qid, docid, 0, float(len(words & doc_words)), "overlap"))
+    path = tmp_path_factory.mktemp("runs") / "overlap.trec"
+    write_run(path, rows)
+    return path
+
+
 def run_clir(*args: str, env: dict[str, str] | None = None,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``clir`` command line in a subprocess."""

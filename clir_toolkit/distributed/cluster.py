@@ -53,6 +53,19 @@ def import_ray() -> Any:
     return ray
 
 
+def import_ray_train() -> Any:
+    """The ``ray`` module with Ray Train's PyTorch part (``ray.train.torch``, which needs
+    torch), or one line saying how to install them."""
+    try:
+        import ray
+        import ray.train.torch  # noqa: F401 (imported for the check)
+    except ImportError as exc:
+        raise ResourceError(
+            f"--ddp needs Ray Train and PyTorch, which cannot be imported ({exc}): {INSTALL}"
+        ) from None
+    return ray
+
+
 @contextlib.contextmanager
 def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[Any]:
     """Ray, connected to the cluster of ``spec`` for the block; a local cluster started

@@ -37,7 +37,11 @@ The procedure of :func:`train_reranker`, with the options of
    (:mod:`clir_toolkit.rerank.checkpoint`);
 5. write the model file (best epoch) atomically.
 
-On the CPU the same inputs and seed give the same model and byte-identical reranked runs.
+Each part is a function — :func:`prepare_training` (steps 1–3), :func:`start_training`,
+:func:`train_epochs` (step 4, with any training step), :func:`finish_training` (step 5) —
+so that data-parallel training (:mod:`clir_toolkit.distributed.train`) runs the same
+procedure in every worker. On the CPU the same inputs and seed give the same model and
+byte-identical reranked runs.
 """
 
 from __future__ import annotations
