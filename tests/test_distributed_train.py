@@ -13,8 +13,11 @@ Ray and Ray Train's workers is most of the time these tests take.
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,6 +182,38 @@ def _cli_training(
         "--max-doc-len", "40", "--device", "cpu", "--cache-dir", str(tmp_path / "cache"),
         "--output", str(output), "--quiet",
     ]  # fmt: skip
+
+
+def _python_handles_sigint() -> None:
+    """In the child, before Python starts: SIGINT not ignored (a shell starts its background
+    jobs with SIGINT ignored, and Python then leaves it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_training_stops_as_the_command_line_says(
+    cluster: str, first_stage: Path, tmp_path: Path, signum: int, status: int
+) -> None:
+    """Ctrl-C or SIGTERM while the workers train: ``clir: interrupted``, exit 130 or 143,
+    no temporary left, and the cluster (given by address) still serves the next tests. Ray
+    Train would take SIGINT over, and Ray's core SIGTERM, were they let."""
+    output = tmp_path / "ddp.pt"
+    training = _cli_training(first_stage, tmp_path, output)  # 200 epochs: time to interrupt
+    command = [sys.executable, "-m", "clir_toolkit.cli", *training,
+               "--epochs", "200", "--ddp", "2", "--ray", cluster]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **TOKEN}, preexec_fn=_python_handles_sigint,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".ddp.pt.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # Ray Train's storage beside the output: the workers are starting
+    time.sleep(2)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == status, stderr
+    assert stderr.splitlines()[-1] == "clir: interrupted"
+    assert list(tmp_path.glob(".*.tmp")) == [] and not output.exists()
 
 
 def test_two_workers_train_the_model_of_one_process(

@@ -226,6 +226,29 @@ def _use_gpu(config: TrainConfig, ray: Any, workers: int) -> bool:
     return config.device != "cpu" and gpus >= workers
 
 
+def _fit(trainer: Any) -> Any:
+    """``trainer.fit()``, run in a thread of its own. Run in the main thread, Ray Train
+    installs a SIGINT handler of its own (a graceful abort that ends in ``sys.exit``), and
+    Ctrl-C must stay the command line's: ``clir: interrupted``, exit 130, the cluster left as
+    :func:`~clir_toolkit.distributed.cluster.connected` leaves it."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def fit() -> None:
+        try:
+            outcome["result"] = trainer.fit()
+        except BaseException as error:  # handed to the main thread, raised there
+            outcome["error"] = error
+
+    thread = threading.Thread(target=fit, name="ray-train-fit", daemon=True)
+    thread.start()
+    thread.join()  # a signal interrupts the wait; the daemon thread ends with the cluster
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
 def _worker_error(error: Exception) -> Exception:
     """The first of the workers' own errors (a NaN loss, say: one line), else ``error``."""
     failures = getattr(error, "worker_failures", None) or {}
@@ -268,7 +291,7 @@ def train_reranker_on_ray(
                 run_config=RunConfig(name="clir-rerank-train", storage_path=str(storage)),
             )  # fmt: skip
             try:
-                result = trainer.fit()
+                result = _fit(trainer)
             except TrainingFailedError as error:
                 raise _worker_error(error) from None
             report = _read_report(result)
