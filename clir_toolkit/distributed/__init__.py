@@ -13,4 +13,7 @@ optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it)
 * :mod:`.rerank` — neural reranking: the (query, document) pairs scored in the batches one
   process forms, by actors that load the model once; the run reranked and written by the
   driver exactly as one process does.
+* :mod:`.train` — data-parallel training of the word-level rerankers (``clir rerank train
+  --ddp N``): PyTorch DDP through Ray Train, each worker a slice of every batch, the model
+  one process's up to float rounding.
 """
