@@ -13,7 +13,9 @@ environment variable ``HYPOTHESIS_PROFILE``:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -73,12 +75,63 @@ def zh_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return index
 
 
+@pytest.fixture(scope="session")
+def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A word-overlap run of all twelve pages of tiny-fr for each topic (French topics vs
+    pages): the rerankers' candidates, relevant pages high but not always first."""
+    from clir_toolkit.formats import RunRow, iter_corpus, read_topics, write_run
+    from clir_toolkit.rerank.tokens import rerank_tokens
+
+    docs = {
+        doc.id: set(rerank_tokens("fr", doc.contents))
+        for doc in iter_corpus(TINY_FR / "corpus.jsonl")
+    }
+    rows = []
+    for topic in read_topics(TINY_FR / "topics-human.dev.tsv"):
+        words = set(rerank_tokens("fr", topic.query))
+        for docid, doc_words in docs.items():
+            rows.append(RunRow(topic.qid, docid, 0, float(len(words & doc_words)), "overlap"))
+    path = tmp_path_factory.mktemp("runs") / "overlap.trec"
+    write_run(path, rows)
+    return path
+
+
 def run_clir(*args: str, env: dict[str, str] | None = None,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``clir`` command line in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "clir_toolkit.cli", *args], capture_output=True,
                           text=True, env=full_env, cwd=cwd, timeout=300)
+
+
+def ray_worker_pids(name: str) -> list[int]:
+    """Processes whose title is Ray's ``ray::NAME``: a worker running the task ``NAME``, or
+    an actor running its method (``Class.method``), now."""
+    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    return [int(line.split(None, 1)[0]) for line in listing.splitlines()
+            if line.split(None, 1)[-1].startswith(f"ray::{name}")]  # fmt: skip
+
+
+def run_clir_killing_a_worker(
+    *args: str, name: str, within: float = 120
+) -> tuple[subprocess.CompletedProcess[str], int | None]:
+    """Run ``clir ARGS`` (a command with ``--ray``) and kill -9, once, the first Ray worker
+    seen running ``name`` (:func:`ray_worker_pids`). Returns the finished command and the
+    process killed (None if no worker was caught within ``within`` seconds)."""
+    command = [sys.executable, "-m", "clir_toolkit.cli", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    killed = None
+    deadline = time.monotonic() + within
+    while killed is None and process.poll() is None and time.monotonic() < deadline:
+        for pid in ray_worker_pids(name):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed = pid
+                break
+        time.sleep(0.02)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr), killed
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str,

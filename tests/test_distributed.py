@@ -3,19 +3,18 @@ files as one process over one index."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from clir_toolkit.distributed.cluster import ClusterSpec, parse_cluster
-from clir_toolkit.distributed.search import chunks
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir, write_big_collection
+from clir_toolkit.distributed.cluster import ClusterSpec, chunks, parse_cluster
+from tests.conftest import (
+    TINY_FR,
+    assert_one_line_error,
+    run_clir,
+    run_clir_killing_a_worker,
+    write_big_collection,
+)
 
 pytest.importorskip("ray")  # installed by make setup (the [ray] extra is in [dev])
 
@@ -61,13 +60,6 @@ def test_a_bad_cluster_value_is_one_line(fr_index: Path, tmp_path: Path) -> None
     assert not (tmp_path / "r.trec").exists()
 
 
-def _ray_task_pids(name: str) -> list[int]:
-    """Processes whose title is Ray's ``ray::NAME`` (a worker running that task now)."""
-    listing = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split(None, 1)[0]) for line in listing.splitlines()
-            if line.split(None, 1)[-1].startswith(f"ray::{name}")]  # fmt: skip
-
-
 def test_a_killed_worker_is_retried_and_the_run_is_the_same(tmp_path: Path) -> None:
     """kill -9 a worker in the middle of its chunk: Ray runs the chunk again elsewhere, and
     the run file is still byte for byte the single process's; nothing is left half-written."""
@@ -79,23 +71,12 @@ def test_a_killed_worker_is_retried_and_the_run_is_the_same(tmp_path: Path) -> N
               "--prf", "rocchio", "--quiet"]  # fmt: skip
     one, spread = tmp_path / "one.trec", tmp_path / "ray.trec"
     assert run_clir(*search, "--output", str(one)).returncode == 0
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clir_toolkit.cli", *search, "--output", str(spread),
-         "--ray", "local:2", "--workers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    result, killed = run_clir_killing_a_worker(
+        *search, "--output", str(spread), "--ray", "local:2", "--workers", "2",
+        name="_search_chunk",
     )  # fmt: skip
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and process.poll() is None and time.monotonic() < deadline:
-        for pid in _ray_task_pids("_search_chunk"):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                killed = pid
-                break
-        time.sleep(0.02)
-    _, stderr = process.communicate(timeout=300)
     assert killed is not None, "no worker was caught running its chunk"
-    assert process.returncode == 0, stderr
+    assert result.returncode == 0, result.stderr
     assert spread.read_bytes() == one.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 

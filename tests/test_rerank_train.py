@@ -1,9 +1,9 @@
 """Training and scoring the neural rerankers end to end on the hand-made French collection.
 
 The tiny collection has six English topics and twelve French pages. The first-stage run is
-made here, BM25-like: every page scored by the number of words it shares with the French
-version of the topic, so that the reranker has realistic candidates (relevant pages high,
-but not always first).
+``first_stage`` of tests/conftest.py, BM25-like: every page scored by the number of words it
+shares with the French version of the topic, so that the reranker has realistic candidates
+(relevant pages high, but not always first).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ import pytest
 import torch
 
 from clir_toolkit.errors import ClirError, FormatError, UsageError
-from clir_toolkit.formats import RunRow, iter_corpus, read_run, read_topics, write_run
+from clir_toolkit.formats import RunRow, read_run, write_run
 from clir_toolkit.rerank import losses
 from clir_toolkit.rerank.model_file import load_model
 from clir_toolkit.rerank.score import score_run
-from clir_toolkit.rerank.tokens import rerank_tokens
 from clir_toolkit.rerank.train import train_reranker
 from clir_toolkit.rerank.train_config import TrainConfig
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
@@ -34,23 +33,6 @@ from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 TOPICS = TINY_FR / "topics.dev.tsv"
 QRELS = TINY_FR / "qrels.dev.txt"
 CUDA = torch.cuda.is_available()
-
-
-@pytest.fixture(scope="module")
-def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A word-overlap run of all twelve pages for each topic (French topics vs pages)."""
-    docs = {
-        doc.id: set(rerank_tokens("fr", doc.contents))
-        for doc in iter_corpus(TINY_FR / "corpus.jsonl")
-    }
-    rows = []
-    for topic in read_topics(TINY_FR / "topics-human.dev.tsv"):
-        words = set(rerank_tokens("fr", topic.query))
-        for docid, doc_words in docs.items():
-            rows.append(RunRow(topic.qid, docid, 0, float(len(words & doc_words)), "overlap"))
-    path = tmp_path_factory.mktemp("runs") / "overlap.trec"
-    write_run(path, rows)
-    return path
 
 
 def _config(tmp_path: Path, run: Path, **options: object) -> TrainConfig:

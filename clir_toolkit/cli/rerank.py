@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.cli.options import add_options, given_values
+from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
@@ -46,6 +46,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--output", required=True, type=Path, help="model file to write, e.g. models/x.pt"
     )
     _training_options(t.add_argument_group("training (defaults: with --pretrained; --model)"))
+    ray = t.add_argument_group("data-parallel, on Ray (pip install 'clir_toolkit[ray]')")
+    ray.add_argument(
+        "--ddp",
+        type=int,
+        metavar="N",
+        help="--model: train with N workers (PyTorch DDP through Ray Train), each a slice of "
+        "every batch; the model is the one process's up to float rounding",
+    )
+    _ray_options(t, "with --ddp: train (default: a local cluster of --ddp CPUs, for this "
+                 "command)")  # fmt: skip
     t.set_defaults(handler=cmd_rerank_train)
     t = rerank.add_parser(
         "score",
@@ -74,6 +84,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
     t.add_argument("--tag")
+    _ray_options(t, "score the batches in parallel, --model only (the run file is the same "
+                 "as without)", workers="actors, each with the model loaded (default: the "
+                 "cluster's GPUs, else its CPUs)")  # fmt: skip
     t.set_defaults(handler=cmd_rerank_score)
     t = rerank.add_parser(
         "bins", parents=[common], help="K-NRM kernel bins: weights and term pairs (thesis §6.2)"
@@ -172,7 +185,11 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         args.pretrained = DEFAULT_RERANKER
     if args.model is not None and args.pretrained is not None:
         raise UsageError("clir rerank train takes one of --model (knrm, dual) and --pretrained")
+    if args.ray is not None and args.ddp is None:
+        raise UsageError("--ray trains on a cluster with --ddp N: give the number of workers")
     if args.pretrained is not None:
+        if args.ddp is not None:
+            raise UsageError("--ddp trains a word-level model: add --model knrm or dual")
         _print_train_report(_train_tuned(args))
         return 0
     if args.train_queries is not None:
@@ -187,6 +204,15 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
         dev_run=args.dev_run, parallel=args.parallel, cache_dir=args.cache_dir,
         verbose=not args.quiet, **given_values(args, word_level.values()),
     )  # fmt: skip
+    if args.ddp is not None:
+        from clir_toolkit.distributed.cluster import import_ray_train
+
+        cluster = _ray_cluster(args)[0] if args.ray is not None else None
+        import_ray_train()  # one line if Ray Train or torch is missing, before importing them
+        from clir_toolkit.distributed.train import train_reranker_on_ray
+
+        _print_train_report(train_reranker_on_ray(config, args.ddp, cluster))
+        return 0
     _print_train_report(train_reranker(config))
     return 0
 
@@ -225,7 +251,17 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
         "tag": args.tag,
         "verbose": not args.quiet,
     }
-    if args.pretrained is not None:
+    if args.ray is not None:
+        from clir_toolkit.distributed.rerank import score_run_on_ray
+
+        if args.pretrained is not None:
+            raise UsageError("--ray scores with a trained --model; --pretrained runs here")
+        cluster, _ = _ray_cluster(args)
+        score_run_on_ray(
+            cluster, args.model, *inputs, workers=args.workers,
+            batch_size=args.batch_size, precision=args.precision, **shared,
+        )  # fmt: skip
+    elif args.pretrained is not None:
         from clir_toolkit.rerank.pretrained import score_run_pretrained
 
         score_run_pretrained(args.pretrained, *inputs, **shared)

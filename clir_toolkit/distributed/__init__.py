@@ -9,5 +9,11 @@ optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it)
   this machine), ``--ray ADDRESS`` (``ray://HOST:10001`` or ``HOST:6379``), or
   ``--ray local:N`` (a cluster of N CPUs in this process, stopped at the end);
 * :mod:`.search` — query-parallel search: the topics split across workers, one JVM each,
-  rows gathered and written by the driver exactly as one process writes them.
+  rows gathered and written by the driver exactly as one process writes them;
+* :mod:`.rerank` — neural reranking: the (query, document) pairs scored in the batches one
+  process forms, by actors that load the model once; the run reranked and written by the
+  driver exactly as one process does.
+* :mod:`.train` — data-parallel training of the word-level rerankers (``clir rerank train
+  --ddp N``): PyTorch DDP through Ray Train, each worker a slice of every batch, the model
+  one process's up to float rounding.
 """

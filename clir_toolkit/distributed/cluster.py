@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+import signal
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +57,28 @@ def import_ray() -> Any:
     return ray
 
 
+def import_ray_train() -> Any:
+    """The ``ray`` module with Ray Train's PyTorch part (``ray.train.torch``, which needs
+    torch), or one line saying how to install them."""
+    try:
+        import ray
+        import ray.train.torch  # noqa: F401 (imported for the check)
+    except ImportError as exc:
+        raise ResourceError(
+            f"--ddp needs Ray Train and PyTorch, which cannot be imported ({exc}): {INSTALL}"
+        ) from None
+    return ray
+
+
+def _put_back(signum: int, handler: Any) -> None:
+    """Reinstall the Python handler of ``signum`` that ``ray.init`` replaced: Ray's core sets
+    a crash reporter for SIGTERM that ends the process at once, where the command line's
+    handler stops it as the README's guarantees say (``clir: interrupted``, exit 143, the
+    cluster shut down and the outputs left as they were)."""
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signum, handler)
+
+
 @contextlib.contextmanager
 def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[Any]:
     """Ray, connected to the cluster of ``spec`` for the block; a local cluster started
@@ -68,6 +92,7 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
         "logging_level": logging.ERROR,
         "runtime_env": runtime_env,
     }
+    terminate = signal.getsignal(signal.SIGTERM)
     try:
         if spec.local_cpus is not None:
             ray.init(num_cpus=spec.local_cpus, **options)
@@ -78,6 +103,8 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
             f"--ray {spec.label}: no Ray cluster answers there ({exc}); start one with "
             "ray start --head, or use --ray local:N"
         ) from None
+    finally:
+        _put_back(signal.SIGTERM, terminate)
     try:
         yield ray
     finally:
@@ -94,3 +121,15 @@ def gather(ray: Any, pending: list[Any]) -> list[Any]:
         if isinstance(cause, Exception):
             raise cause from None
         raise
+
+
+def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
+    """``items`` cut into at most ``count`` contiguous, non-empty runs of near-equal length."""
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return [chunk for chunk in out if chunk]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, connected, gather
+from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, chunks, connected, gather
 from clir_toolkit.formats import RunRow
 from clir_toolkit.index import read_index_info
 from clir_toolkit.search import (
@@ -36,18 +36,6 @@ if TYPE_CHECKING:
     from clir_toolkit.analysis import AnalyzerSpec
     from clir_toolkit.expand.feedback import Feedback
     from clir_toolkit.query import StructuredQuery
-
-
-def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
-    """``items`` cut into at most ``count`` contiguous, non-empty runs of near-equal length."""
-    count = max(1, min(count, len(items)))
-    size, extra = divmod(len(items), count)
-    out, start = [], 0
-    for i in range(count):
-        end = start + size + (1 if i < extra else 0)
-        out.append(list(items[start:end]))
-        start = end
-    return [chunk for chunk in out if chunk]
 
 
 def _search_chunk(index: str, queries: list[StructuredQuery], options: dict[str, Any]) -> Any:

@@ -4,7 +4,7 @@ For each model (K-NRM and the dual encoder) and each device (the CPU, and CUDA w
 sees a GPU) this measures, on random token ids of fixed lengths:
 
 * **scoring**: query–document pairs per second in inference mode, batch after batch, as
-  :func:`clir_toolkit.rerank.candidates.score_pairs` scores a run (padding trimmed there, none
+  :func:`clir_toolkit.rerank.candidates.score_batches` scores a run (padding trimmed there, none
   here: every text has its full length);
 * **training**: optimiser steps per second, each step a forward and backward pass over one
   batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.train.train_reranker` takes

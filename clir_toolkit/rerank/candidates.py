@@ -6,8 +6,8 @@ model scores (Liu, *Neural CLIR*, §6.1: a neural model reranks the top of a BM2
 * :func:`read_candidates`: each query's top ``depth`` documents, in the order trec_eval
   reads the run (score descending, ties by docid);
 * :func:`encode_candidates` / :func:`score_encoded`: the (query, candidate) pairs encoded as
-  in training (documents from the tensor cache) and scored in batches, on the GPU when there
-  is one;
+  in training (documents from the tensor cache) and scored in the batches of
+  :func:`batch_bounds` (:func:`score_batches`), on the GPU when there is one;
 * :func:`rerank_rows`: the new run. With λ, each score is min-max normalised over the
   query's reranked candidates first, ``score = λ·neural + (1 − λ)·first_stage``; documents
   below ``depth`` keep their first-stage order beneath the reranked ones.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
-from clir_toolkit.params import Param, declare
+from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.rerank.vocabulary import PAD_ID, Vocabulary
 
 if TYPE_CHECKING:
@@ -42,6 +42,14 @@ SCORE_PARAMS = declare(
           maximum=1, optional=True, flag="--interpolate"),
 )  # fmt: skip
 """The options of :func:`clir_toolkit.rerank.score.score_run` that a value can be wrong for."""
+
+
+def check_score_options(depth: int, batch_size: int, interpolate: float | None) -> None:
+    """Refuse a value of :data:`SCORE_PARAMS` out of its range, in one line."""
+    check_options(
+        {"depth": depth, "batch_size": batch_size, "interpolate": interpolate},
+        SCORE_PARAMS.values(),
+    )
 
 
 @dataclass(frozen=True)
@@ -67,20 +75,28 @@ def trim_padding(ids: torch.Tensor) -> torch.Tensor:
     return ids[:, :length]
 
 
-def score_pairs(
-    model: Any,
-    queries: torch.Tensor,
-    documents: torch.Tensor,
-    query_index: torch.Tensor,
-    doc_index: torch.Tensor,
-    device: torch.device,
-    batch_size: int = 256,
-    precision: str = "fp32",
-    desc: str = "scoring",
-) -> torch.Tensor:
-    """Model scores (``float32[N]``, on the CPU) of the pairs ``(query_index, doc_index)``.
+def batch_bounds(total: int, batch_size: int) -> list[tuple[int, int]]:
+    """The batches ``total`` pairs are scored in: ``(start, stop)`` of each, in order.
 
-    ``queries`` and ``documents`` are padded id matrices; the indices pick their rows. The
+    A pair's score may depend on the batch it is scored with: the batch's padding is trimmed
+    to its longest text, and torch may sum in another order for another shape. Every scorer,
+    in this process or on a cluster (:mod:`clir_toolkit.distributed.rerank`), cuts here, so
+    that the scores are the same bit for bit.
+    """
+    return [(start, min(start + batch_size, total)) for start in range(0, total, batch_size)]
+
+
+def score_batches(
+    model: Any,
+    encoded: EncodedCandidates,
+    bounds: Sequence[tuple[int, int]],
+    device: torch.device,
+    precision: str = "fp32",
+    show: bool = True,
+) -> torch.Tensor:
+    """Model scores (``float32``, on the CPU) of the pairs of the batches ``bounds``, in order.
+
+    Each batch is the rows ``start:stop`` of ``encoded``'s pairs, its padding trimmed. The
     model is switched to eval mode (no dropout) and back to its previous mode afterwards.
     """
     import torch
@@ -91,14 +107,13 @@ def score_pairs(
     was_training = model.training
     model.eval()
     scores = []
-    total = int(query_index.shape[0])
     try:
         with torch.inference_mode():
-            for start in progress_bar(
-                range(0, total, batch_size), desc=desc, unit="batch", leave=False
+            for start, stop in progress_bar(
+                bounds, show=show, desc="scoring", unit="batch", leave=False
             ):
-                q = trim_padding(queries[query_index[start : start + batch_size]]).to(device)
-                d = trim_padding(documents[doc_index[start : start + batch_size]]).to(device)
+                q = trim_padding(encoded.queries[encoded.query_index[start:stop]]).to(device)
+                d = trim_padding(encoded.documents[encoded.doc_index[start:stop]]).to(device)
                 with autocast(precision, device):
                     batch_scores = model(q, d)
                 scores.append(batch_scores.float().cpu())
@@ -206,17 +221,9 @@ def score_encoded(
     batch_size: int = 256,
     precision: str = "fp32",
 ) -> dict[tuple[str, str], float]:
-    """Model score of every (qid, docid) pair of ``encoded``."""
-    scores = score_pairs(
-        model,
-        encoded.queries,
-        encoded.documents,
-        encoded.query_index,
-        encoded.doc_index,
-        device,
-        batch_size=batch_size,
-        precision=precision,
-    )
+    """Model score of every (qid, docid) pair of ``encoded``, in batches of ``batch_size``."""
+    bounds = batch_bounds(len(encoded.pairs), batch_size)
+    scores = score_batches(model, encoded, bounds, device, precision)
     return dict(zip(encoded.pairs, scores.tolist(), strict=True))
 
 

@@ -4,8 +4,9 @@ The training set is shuffled every epoch with a seeded generator ("shuffling the
 set" helps, Liu et al., *Smooth Learning* §5; Liu, *Neural CLIR* §6.1.1) and cut into
 batches of documents of similar lengths (:func:`epoch_batches`); the pairwise hinge draws its
 (better, worse) pairs afresh each epoch (:func:`clir_toolkit.rerank.examples.epoch_pairs`).
-A step (:func:`train_step`) runs under autocast on CUDA if asked and clips gradients if
-asked; a non-finite loss or weight stops training with a clear error (:func:`run_epoch`).
+A step (:func:`train_step`: :func:`batch_tensors`, :func:`batch_loss`, :func:`apply_gradients`)
+runs under autocast on CUDA if asked and clips gradients if asked; a non-finite loss or
+weight stops training with a clear error (:func:`run_epoch`).
 After every epoch the dev run's top ``depth`` candidates are reranked and scored with
 nDCG@10 (:data:`DEV_MEASURE`, by ir_measures: :func:`evaluate_dev`).
 """
@@ -13,7 +14,8 @@ nDCG@10 (:data:`DEV_MEASURE`, by ir_measures: :func:`evaluate_dev`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
@@ -78,39 +80,71 @@ def epoch_batches(
     return data, [batches[i] for i in shuffled]
 
 
-def train_step(
-    model: Any,
-    loss_fn: Any,
-    optimiser: Any,
-    scaler: Any,
-    data: EncodedExamples,
-    batch: torch.Tensor,
-    config: TrainConfig,
-    device: torch.device,
-) -> float:
-    """Forward, backward and update on the examples ``batch`` of ``data``; the batch loss.
+@dataclass
+class BatchTensors:
+    """The tensors of one batch, trimmed of the padding that every row has, on the device.
 
-    A non-finite loss is returned before any update, for the caller to report.
+    Pairwise examples have ``worse`` (the worse document of each pair), pointwise ones
+    ``grades``. :meth:`rows` cuts out a contiguous slice, with the batch's own widths, so a
+    slice is exactly those rows of what one process computes on (the data-parallel
+    trainer's share of a batch, :mod:`clir_toolkit.distributed.train`).
     """
+
+    queries: torch.Tensor
+    documents: torch.Tensor
+    worse: torch.Tensor | None
+    grades: torch.Tensor | None
+
+    def __len__(self) -> int:
+        return int(self.queries.shape[0])
+
+    def rows(self, start: int, end: int) -> BatchTensors:
+        """Rows ``start:end`` of every tensor."""
+        return BatchTensors(
+            self.queries[start:end],
+            self.documents[start:end],
+            self.worse[start:end] if self.worse is not None else None,
+            self.grades[start:end] if self.grades is not None else None,
+        )
+
+
+def batch_tensors(data: EncodedExamples, batch: torch.Tensor, device: torch.device) -> BatchTensors:
+    """The examples ``batch`` of ``data`` as tensors on ``device``."""
     from clir_toolkit.rerank.candidates import trim_padding
+
+    worse = None
+    if data.worse_index is not None:
+        worse = trim_padding(data.documents[data.worse_index[batch]]).to(device)
+    return BatchTensors(
+        queries=trim_padding(data.queries[data.query_index[batch]]).to(device),
+        documents=trim_padding(data.documents[data.doc_index[batch]]).to(device),
+        worse=worse,
+        grades=data.grades[batch].to(device) if data.grades is not None else None,
+    )
+
+
+def batch_loss(
+    model: Any, loss_fn: Any, tensors: BatchTensors, config: TrainConfig, device: torch.device
+) -> torch.Tensor:
+    """The forward pass: the loss of the batch (under autocast if asked)."""
     from clir_toolkit.rerank.device import autocast
+
+    with autocast(config.precision, device):
+        scores = model(tensors.queries, tensors.documents)
+        if tensors.worse is not None:
+            worse_scores = model(tensors.queries, tensors.worse)
+            loss: torch.Tensor = loss_fn(scores.float(), worse_scores.float())
+        else:
+            assert tensors.grades is not None
+            loss = loss_fn(scores.float(), tensors.grades)
+    return loss
+
+
+def apply_gradients(loss: torch.Tensor, optimiser: Any, scaler: Any, config: TrainConfig) -> None:
+    """The backward pass and the update: gradients of ``loss`` (scaled for fp16), clipped if
+    asked, and one optimiser step."""
     from clir_toolkit.rerank.optimiser import clip_gradient_norm
 
-    queries = trim_padding(data.queries[data.query_index[batch]]).to(device)
-    documents = trim_padding(data.documents[data.doc_index[batch]]).to(device)
-    with autocast(config.precision, device):
-        if data.worse_index is not None:
-            worse = trim_padding(data.documents[data.worse_index[batch]]).to(device)
-            better_scores = model(queries, documents)
-            worse_scores = model(queries, worse)
-            loss = loss_fn(better_scores.float(), worse_scores.float())
-        else:
-            assert data.grades is not None
-            scores = model(queries, documents)
-            loss = loss_fn(scores.float(), data.grades[batch].to(device))
-    value = float(loss.detach())
-    if not math.isfinite(value):
-        return value
     optimiser.zero_grad(set_to_none=True)
     if scaler is not None:
         scaler.scale(loss).backward()
@@ -125,22 +159,46 @@ def train_step(
         scaler.update()
     else:
         optimiser.step()
-    return value
 
 
-def run_epoch(
+def train_step(
     model: Any,
     loss_fn: Any,
     optimiser: Any,
     scaler: Any,
     data: EncodedExamples,
+    batch: torch.Tensor,
     config: TrainConfig,
     device: torch.device,
+) -> float:
+    """Forward, backward and update on the examples ``batch`` of ``data``; the batch loss.
+
+    A non-finite loss is returned before any update, for the caller to report.
+    """
+    loss = batch_loss(model, loss_fn, batch_tensors(data, batch, device), config, device)
+    value = float(loss.detach())
+    if math.isfinite(value):
+        apply_gradients(loss, optimiser, scaler, config)
+    return value
+
+
+Step = Callable[["EncodedExamples", "torch.Tensor"], float]
+"""A training step on one batch (the examples and the batch's row numbers): updates the
+model and returns the batch loss (:func:`train_step`, or a data-parallel worker's share)."""
+
+
+def run_epoch(
+    step: Step,
+    model: Any,
+    optimiser: Any,
+    data: EncodedExamples,
+    config: TrainConfig,
     generator: torch.Generator,
     epoch: int,
     phase: str,
 ) -> float:
-    """One pass over ``data`` in a seeded random order; returns the mean batch loss."""
+    """One pass over ``data`` in a seeded random order, a ``step`` per batch; returns the
+    mean batch loss."""
     import torch
 
     from clir_toolkit.progress import progress_bar
@@ -151,14 +209,14 @@ def run_epoch(
     progress = progress_bar(
         batches, desc=f"epoch {epoch} ({phase})", unit="batch", show=config.verbose, leave=False
     )
-    for step, batch in enumerate(progress, start=1):
-        value = train_step(model, loss_fn, optimiser, scaler, data, batch, config, device)
+    for number, batch in enumerate(progress, start=1):
+        value = step(data, batch)
         if not math.isfinite(value):
             raise _nonfinite_error(
-                config, f"the training loss became {value} at epoch {epoch}, step {step}"
+                config, f"the training loss became {value} at epoch {epoch}, step {number}"
             )
         total += value
-        progress.set_postfix(loss=f"{total / step:.4f}", refresh=False)
+        progress.set_postfix(loss=f"{total / number:.4f}", refresh=False)
     for group in optimiser.param_groups:
         for parameter in group["params"]:
             if not bool(torch.isfinite(parameter).all()):

@@ -24,19 +24,23 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from clir_toolkit.params import check_options
 from clir_toolkit.rerank.candidates import (
     DEFAULT_DEPTH,
-    SCORE_PARAMS,
     ScoreReport,
+    check_score_options,
     encode_run,
     read_candidates,
     rerank_rows,
     score_encoded,
 )
 from clir_toolkit.rerank.model_file import load_model, read_model_file
+
+if TYPE_CHECKING:
+    from clir_toolkit.formats import RunRow
 
 
 def score_run(
@@ -60,8 +64,9 @@ def score_run(
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
     encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies);
     ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
+    :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
+    batches scored on a Ray cluster.
     """
-    from clir_toolkit.formats import write_run
     from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.tuned import is_tuned_model, score_run_tuned
@@ -69,10 +74,7 @@ def score_run(
 
     use_fastest_threads()
     started = time.perf_counter()
-    check_options(
-        {"depth": depth, "batch_size": batch_size, "interpolate": interpolate},
-        SCORE_PARAMS.values(),
-    )
+    check_score_options(depth, batch_size, interpolate)
     target = resolve_device(device)
     check_precision(precision, target)
     data = read_model_file(Path(model_path))
@@ -89,20 +91,36 @@ def score_run(
         neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
         name, used = reranker.model_type, str(target)
     rows = rerank_rows(ranked, neural, depth, interpolate, tag or name)
+    return write_reranked(output, rows, len(ranked), len(neural), name, used, started, verbose)
+
+
+def write_reranked(
+    output: str | Path,
+    rows: Sequence[RunRow],
+    queries: int,
+    reranked: int,
+    model: str,
+    device: str,
+    started: float,
+    verbose: bool,
+) -> ScoreReport:
+    """Steps 5–6 done: write the reranked ``rows`` and report (on stderr when ``verbose``)
+    what was done, by which ``model`` on which ``device``, since ``started``."""
+    from clir_toolkit.formats import write_run
+
     write_run(output, rows)
-    reranked = len(neural)
     report = ScoreReport(
         output=Path(output),
-        queries=len(ranked),
+        queries=queries,
         reranked=reranked,
         kept_below_depth=len(rows) - reranked,
-        device=used,
+        device=device,
         seconds=time.perf_counter() - started,
     )
     if verbose:
         print(
-            f"reranked {reranked} documents of {report.queries} queries with "
-            f"{name} on {report.device} in {report.seconds:.1f} s -> {output}",
+            f"reranked {reranked} documents of {queries} queries with "
+            f"{model} on {device} in {report.seconds:.1f} s -> {output}",
             file=sys.stderr,
         )
     return report

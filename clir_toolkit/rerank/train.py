@@ -37,7 +37,11 @@ The procedure of :func:`train_reranker`, with the options of
    (:mod:`clir_toolkit.rerank.checkpoint`);
 5. write the model file (best epoch) atomically.
 
-On the CPU the same inputs and seed give the same model and byte-identical reranked runs.
+Each part is a function — :func:`prepare_training` (steps 1–3), :func:`start_training`,
+:func:`train_epochs` (step 4, with any training step), :func:`finish_training` (step 5) —
+so that data-parallel training (:mod:`clir_toolkit.distributed.train`) runs the same
+procedure in every worker. On the CPU the same inputs and seed give the same model and
+byte-identical reranked runs.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +73,7 @@ from clir_toolkit.rerank.embedding_init import (
     load_embeddings,
     tie_query_rows,
 )
-from clir_toolkit.rerank.epoch import DEV_MEASURE, evaluate_dev, run_epoch
+from clir_toolkit.rerank.epoch import DEV_MEASURE, evaluate_dev, run_epoch, train_step
 from clir_toolkit.rerank.train_config import (
     EpochRecord,
     TrainConfig,
@@ -77,12 +82,14 @@ from clir_toolkit.rerank.train_config import (
     recorded_settings,
     resolved_config,
 )
-from clir_toolkit.rerank.training_data import prepare_data
+from clir_toolkit.rerank.training_data import TrainingData, prepare_data
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import torch
 
+    from clir_toolkit.rerank.epoch import Step
+    from clir_toolkit.rerank.examples import EncodedExamples
     from clir_toolkit.rerank.optimiser import LazyAdam
 
 NUM_GRADES = 3
@@ -136,16 +143,23 @@ def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) ->
     return losses.LOSSES[name], None
 
 
+def has_sparse_gradients(model: Any) -> bool:
+    """Whether the trainer gives ``model``'s embedding lookups sparse gradients: the built-in
+    models' (a plug-in's may use its tables densely, and keeps dense gradients)."""
+    from clir_toolkit.rerank.model_file import model_classes
+
+    return type(model) in model_classes().values()
+
+
 def build_optimiser(model: Any, loss_module: Any, lr: float) -> LazyAdam:
     """Adam over the model's (and a loss's) weights, lazy over its embedding tables.
 
     Switches the built-in models' embedding lookups to sparse gradients, which
     :class:`LazyAdam` needs; a plug-in model keeps dense ones and plain Adam.
     """
-    from clir_toolkit.rerank.model_file import model_classes
     from clir_toolkit.rerank.optimiser import LazyAdam, sparse_parameters, use_sparse_gradients
 
-    if type(model) in model_classes().values():  # a plug-in's may use its tables densely
+    if has_sparse_gradients(model):
         use_sparse_gradients(model)
     sparse = sparse_parameters(model)
     sparse_ids = {id(p) for p in sparse}
@@ -196,19 +210,16 @@ def _phases(config: TrainConfig, has_parallel: bool) -> list[str]:
     return pre + ["relevance"] * config.epochs
 
 
-def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path, Path]:
-    """The config with its defaults and languages filled in, the device, corpus and cache.
+def training_inputs(config: TrainConfig) -> tuple[TrainConfig, Path, Path]:
+    """The config with its defaults and languages filled in, the corpus and the cache.
 
-    Checks the input files and the device's precision first (one clear error each).
+    Checks the input files first (one clear error each).
     """
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.documents import cache_dir_for
 
     config = resolved_config(config)
     _check_files(config)
-    device = resolve_device(config.device)
-    check_precision(config.precision, device)
     collection = open_collection(config.collection)
     doc_language = config.doc_language or collection.doc_lang
     if not doc_language:
@@ -222,27 +233,49 @@ def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path
     )
     if config.dim is None and embedding_files(config):
         config = dataclasses.replace(config, dim=embedding_dim(config))
-    return config, device, collection.corpus, cache_dir_for(collection.root, config.cache_dir)
+    return config, collection.corpus, cache_dir_for(collection.root, config.cache_dir)
 
 
-def train_reranker(config: TrainConfig) -> TrainReport:
-    """Train the reranker described by ``config`` and write its model file (see module doc)."""
+def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path, Path]:
+    """:func:`training_inputs` and the device, whose precision is checked (one clear error)."""
+    from clir_toolkit.rerank.device import check_precision, resolve_device
+
+    config, corpus, cache_dir = training_inputs(config)
+    device = resolve_device(config.device)
+    check_precision(config.precision, device)
+    return config, device, corpus, cache_dir
+
+
+@dataclass
+class PreparedTraining:
+    """Steps 1–3 of the procedure, done once and picklable: what every process that trains
+    starts from (this one, or each worker of a data-parallel training)."""
+
+    config: TrainConfig
+    fingerprint: str
+    checkpoint_path: Path
+    checkpoint: dict[str, Any] | None  # the checkpoint resumed from
+    data: TrainingData
+    model: Any  # the seeded model with its .vec rows, on the CPU
+    embeddings_found: dict[str, int]
+    rng_state: torch.Tensor  # torch's random state once the model is built
+
+
+def prepare_training(config: TrainConfig, corpus: Path, cache_dir: Path) -> PreparedTraining:
+    """Steps 1–3: the checkpoint to resume (if asked), the data, the seeded model.
+
+    ``config`` comes from :func:`training_inputs`.
+    """
     import torch
 
-    from clir_toolkit.rerank.threads import use_fastest_threads
-
-    use_fastest_threads()
-    started = time.perf_counter()
-    config, device, corpus, cache_dir = training_setup(config)
     fingerprint = training_fingerprint(config)
     checkpoint_path = checkpoint_path_for(config.output)
-
     checkpoint = None
     if config.resume and checkpoint_path.is_file():
         checkpoint = read_checkpoint(checkpoint_path, fingerprint, config)
+        log(config, f"resuming from {checkpoint_path} after epoch {checkpoint['completed']}")
     elif config.resume:
         log(config, f"no checkpoint at {checkpoint_path}: training from the start")
-
     vocabs = None
     if checkpoint is not None:
         vocabs = checkpoint_vocabularies(checkpoint_path, checkpoint)
@@ -252,80 +285,153 @@ def train_reranker(config: TrainConfig) -> TrainReport:
     torch.manual_seed(config.seed)
     model = build_model(config, *vocabs)
     embeddings_found = load_embeddings(config, model, {"query": vocabs[0], "doc": vocabs[1]})
-    model.to(device)
-    assert config.loss is not None
+    return PreparedTraining(
+        config, fingerprint, checkpoint_path, checkpoint, data, model, dict(embeddings_found),
+        torch.get_rng_state(),
+    )  # fmt: skip
+
+
+@dataclass
+class Training:
+    """One process's training under way: the model and everything that moves it."""
+
+    prepared: PreparedTraining
+    device: torch.device
+    model: Any
+    loss_fn: Any
+    loss_module: Any
+    optimiser: LazyAdam
+    scaler: Any
+    generator: torch.Generator  # the shuffling of every epoch
+    state: TrainingState
+    start_epoch: int
+
+    @property
+    def config(self) -> TrainConfig:
+        return self.prepared.config
+
+    @property
+    def vocabs(self) -> tuple[Vocabulary, Vocabulary]:
+        return self.prepared.data.query_vocab, self.prepared.data.doc_vocab
+
+    def step(self, data: EncodedExamples, batch: torch.Tensor) -> float:
+        """One process's training step (:func:`clir_toolkit.rerank.epoch.train_step`)."""
+        return train_step(
+            self.model, self.loss_fn, self.optimiser, self.scaler, data, batch, self.config,
+            self.device,
+        )  # fmt: skip
+
+
+def start_training(prepared: PreparedTraining, device: torch.device) -> Training:
+    """The model on ``device``, the loss, the optimiser and the seeded shuffling, restored
+    from the checkpoint when resuming: the same in every process given ``prepared``."""
+    import torch
+
+    config = prepared.config
+    torch.set_rng_state(prepared.rng_state)
+    model = prepared.model.to(device)
+    assert config.loss is not None and config.lr is not None
     loss_fn, loss_module = build_loss(config.loss, config.sosl_thresholds)
     if loss_module is not None:
         loss_module.to(device)
-    assert config.lr is not None
     optimiser = build_optimiser(model, loss_module, config.lr)
     scaler = torch.amp.GradScaler("cuda") if config.precision == "fp16" else None
     generator = torch.Generator().manual_seed(config.seed)
-
     state = TrainingState()
-    if checkpoint is not None:
+    if prepared.checkpoint is not None:
         state = restore_checkpoint(
-            checkpoint_path, checkpoint, model, loss_module, optimiser, scaler, generator
-        )
-        log(config, f"resuming from {checkpoint_path} after epoch {state.completed}")
+            prepared.checkpoint_path, prepared.checkpoint, model, loss_module, optimiser,
+            scaler, generator,
+        )  # fmt: skip
+    return Training(
+        prepared, device, model, loss_fn, loss_module, optimiser, scaler, generator, state,
+        state.completed + 1,
+    )  # fmt: skip
 
-    phases = _phases(config, data.parallel is not None)
-    start_epoch = state.completed + 1
-    examples = len(data.relevance)
+
+def log_start(prepared: PreparedTraining, where: str) -> None:
+    """The line that says what is trained, on what, where."""
+    config, data = prepared.config, prepared.data
     log(
         config,
         f"training {config.model} ({config.loss}, lr {config.lr:g}, batch {config.batch_size}) "
-        f"on {device}: {examples} examples, vocabularies {len(vocabs[0])} "
-        f"{vocabs[0].language} / {len(vocabs[1])} {vocabs[1].language} words",
+        f"on {where}: {len(data.relevance)} examples, vocabularies {len(data.query_vocab)} "
+        f"{data.query_vocab.language} / {len(data.doc_vocab)} {data.doc_vocab.language} words",
     )
-    for epoch in range(start_epoch, len(phases) + 1):
+
+
+def train_epochs(training: Training, step: Step | None = None, writer: bool = True) -> None:
+    """Step 4: the remaining epochs, each a ``step`` per batch (one process's by default).
+
+    The ``writer`` (the one process, or a data-parallel training's rank 0) also evaluates on
+    dev, keeps the best epoch's weights, logs and writes the checkpoint after every epoch.
+    """
+    config, data = training.config, training.prepared.data
+    state = training.state
+    phases = _phases(config, data.parallel is not None)
+    for epoch in range(training.start_epoch, len(phases) + 1):
         epoch_start = time.perf_counter()
         phase = phases[epoch - 1]
         epoch_data = data.parallel if phase == "parallel" else data.relevance
         assert epoch_data is not None
         mean_loss = run_epoch(
-            model, loss_fn, optimiser, scaler, epoch_data, config, device, generator, epoch, phase
-        )
+            step or training.step, training.model, training.optimiser, epoch_data, config,
+            training.generator, epoch, phase,
+        )  # fmt: skip
+        state.completed = epoch
+        if not writer:
+            continue
         dev_score = None
         if data.dev is not None:
-            dev_score = evaluate_dev(model, data.dev, config, device)
+            dev_score = evaluate_dev(training.model, data.dev, config, training.device)
             if state.best_dev is None or dev_score > state.best_dev:
                 state.best_dev, state.best_epoch = dev_score, epoch
-                state.best_state = cpu_state(model)
+                state.best_state = cpu_state(training.model)
         else:
             state.best_epoch = epoch
         record = EpochRecord(epoch, phase, mean_loss, dev_score, time.perf_counter() - epoch_start)
         state.history.append(record)
-        state.completed = epoch
         dev_text = f", dev {DEV_MEASURE} {dev_score:.4f}" if dev_score is not None else ""
         log(config, f"epoch {epoch} ({phase}): loss {mean_loss:.4f}{dev_text}")
         save_checkpoint(
-            checkpoint_path,
-            fingerprint,
-            state,
-            model,
-            loss_module,
-            optimiser,
-            scaler,
-            generator,
-            vocabs,
-        )
-    _save_model(config, model, state, vocabs, embeddings_found)
-    report = TrainReport(
+            training.prepared.checkpoint_path, training.prepared.fingerprint, state,
+            training.model, training.loss_module, training.optimiser, training.scaler,
+            training.generator, training.vocabs,
+        )  # fmt: skip
+
+
+def finish_training(training: Training, device: str, started: float) -> TrainReport:
+    """Step 5: the model file (the best epoch) written atomically, and the report."""
+    config, state = training.config, training.state
+    _save_model(config, training.model, state, training.vocabs, training.prepared.embeddings_found)
+    assert config.loss is not None
+    best = f", best dev {DEV_MEASURE} {state.best_dev:.4f}" if state.best_dev is not None else ""
+    log(config, f"saved epoch {state.best_epoch}{best} -> {config.output}")
+    return TrainReport(
         output=config.output,
-        checkpoint=checkpoint_path,
+        checkpoint=training.prepared.checkpoint_path,
         model=config.model,
         loss=config.loss,
-        device=str(device),
-        examples=examples,
-        query_vocab_size=len(vocabs[0]),
-        doc_vocab_size=len(vocabs[1]),
-        start_epoch=start_epoch,
+        device=device,
+        examples=len(training.prepared.data.relevance),
+        query_vocab_size=len(training.vocabs[0]),
+        doc_vocab_size=len(training.vocabs[1]),
+        start_epoch=training.start_epoch,
         best_epoch=state.best_epoch,
         best_dev=state.best_dev,
         history=state.history,
         seconds=time.perf_counter() - started,
     )
-    best = f", best dev {DEV_MEASURE} {state.best_dev:.4f}" if state.best_dev is not None else ""
-    log(config, f"saved epoch {state.best_epoch}{best} -> {config.output}")
-    return report
+
+
+def train_reranker(config: TrainConfig) -> TrainReport:
+    """Train the reranker described by ``config`` and write its model file (see module doc)."""
+    from clir_toolkit.rerank.threads import use_fastest_threads
+
+    use_fastest_threads()
+    started = time.perf_counter()
+    config, device, corpus, cache_dir = training_setup(config)
+    training = start_training(prepare_training(config, corpus, cache_dir), device)
+    log_start(training.prepared, str(device))
+    train_epochs(training)
+    return finish_training(training, str(device), started)
