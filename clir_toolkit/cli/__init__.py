@@ -26,6 +26,7 @@ from clir_toolkit import progress
 from clir_toolkit.cli import (
     bench,
     collection,
+    compare,
     completion,
     demo,
     embed,
@@ -40,7 +41,8 @@ from clir_toolkit.cli.options import _common_options
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 COMMANDS = (
-    collection, index, search, evaluate, resource, embed, rerank, run, bench, completion, demo,
+    collection, index, search, evaluate, compare, resource, embed, rerank, run, bench, completion,
+    demo,
 )  # fmt: skip
 """The command modules, in the order ``clir --help`` lists them."""
 
