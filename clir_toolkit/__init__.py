@@ -54,6 +54,7 @@ _EXPORTS = {
     "score_run": "clir_toolkit.rerank.score",
     # evaluation and experiments
     "evaluate_runs": "clir_toolkit.evaluate",
+    "compare_runs": "clir_toolkit.evaluate",
     "run_recipes": "clir_toolkit.experiments.runner",
 }
 __all__ = ["__version__", *_EXPORTS]

@@ -27,6 +27,7 @@ from clir_toolkit.cli import (
     assignment,
     bench,
     collection,
+    compare,
     completion,
     demo,
     embed,
@@ -41,8 +42,8 @@ from clir_toolkit.cli.options import _common_options
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 COMMANDS = (
-    collection, index, search, evaluate, resource, embed, rerank, run, bench, assignment,
-    completion, demo,
+    collection, index, search, evaluate, compare, resource, embed, rerank, run, bench,
+    assignment, completion, demo,
 )  # fmt: skip
 """The command modules, in the order ``clir --help`` lists them."""
 

@@ -42,7 +42,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         choices=["table", "markdown", "csv", "json"],
         help="output format (default: table)",
     )
-    p.add_argument("--per-query", action="store_true", help="also print per-query values")
+    p.add_argument(
+        "--per-query",
+        action="store_true",
+        help="also print per-query values (see clir compare for the queries one run "
+        "won and lost against another, and a plot)",
+    )
     p.set_defaults(handler=cmd_eval)
 
 

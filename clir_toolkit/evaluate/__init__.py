@@ -28,14 +28,21 @@ The procedure, step by step (``clir eval --qrels Q RUN...`` calls :func:`evaluat
 
 One module per step: :mod:`.measures`, :mod:`.result` (steps 1–3 and the gathering),
 :mod:`.significance` (steps 4–5), :mod:`.report` (the printed table).
+
+Two runs compared query by query (``clir compare``): :mod:`.compare` (per-query deltas, wins,
+ties and losses, the largest of each, as text) and :mod:`.compare_plot` (the sorted
+per-query delta chart as PNG, SVG or an HTML page).
 """
 
+from clir_toolkit.evaluate.compare import Comparison, QueryDelta, compare_runs, format_comparison
+from clir_toolkit.evaluate.compare_plot import PLOT_SUFFIXES, write_plot
 from clir_toolkit.evaluate.measures import DEFAULT_MEASURES, parse_measures
 from clir_toolkit.evaluate.report import BETTER, FORMATS, WORSE, format_result
 from clir_toolkit.evaluate.result import EvalResult, evaluate_runs
 from clir_toolkit.evaluate.significance import CORRECTIONS, TESTS, bonferroni, holm, paired_test
 
 __all__ = [
-    "BETTER", "CORRECTIONS", "DEFAULT_MEASURES", "FORMATS", "TESTS", "WORSE", "EvalResult",
-    "bonferroni", "evaluate_runs", "format_result", "holm", "paired_test", "parse_measures",
+    "BETTER", "CORRECTIONS", "DEFAULT_MEASURES", "FORMATS", "PLOT_SUFFIXES", "TESTS", "WORSE",
+    "Comparison", "EvalResult", "QueryDelta", "bonferroni", "compare_runs", "evaluate_runs",
+    "format_comparison", "format_result", "holm", "paired_test", "parse_measures", "write_plot",
 ]  # fmt: skip

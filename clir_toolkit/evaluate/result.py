@@ -28,6 +28,8 @@ class EvalResult:
     correction: str = "holm"
     p_values: dict[str, dict[str, float]] = field(default_factory=dict)
     alpha: float = 0.05
+    answered: dict[str, set[str]] = field(default_factory=dict)
+    """run → the qrels queries it retrieved at least one document for (the others score 0)."""
 
     def to_dataframe(self, per_query: bool = False) -> Any:
         """The means as a pandas DataFrame (one row per run, one column per measure, and a
@@ -88,8 +90,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _per_query_values(
     measures: Sequence[Any], names: Sequence[str], qrels: list, run_path: Path, qids: Sequence[str]
-) -> dict[str, dict[str, float]]:
-    """measure name → qid → value for one run; 0.0 where the run has no answer."""
+) -> tuple[dict[str, dict[str, float]], set[str]]:
+    """measure name → qid → value for one run, 0.0 where the run has no answer; and the
+    qrels queries the run answers."""
     import ir_measures
 
     from clir_toolkit.formats import read_run
@@ -101,14 +104,15 @@ def _per_query_values(
         if row.qid in judged  # unjudged queries are ignored, as trec_eval ignores them
     ]
     values = {name: dict.fromkeys(qids, 0.0) for name in names}
+    answered = {doc.query_id for doc in run}
     if not run:
-        return values
+        return values, answered
     name_of = dict(zip(measures, names, strict=True))
     for metric in ir_measures.iter_calc(list(measures), qrels, run):
         name = name_of.get(metric.measure)
         if name is not None and metric.query_id in judged:
             values[name][metric.query_id] = float(metric.value)
-    return values
+    return values, answered
 
 
 def evaluate_runs(
@@ -169,10 +173,12 @@ def evaluate_runs(
     if not qids:
         raise ClirError(f"{qrels_path}: the qrels judge no query (is it the right file?)")
 
-    per_query = {
+    evaluated = {
         name: _per_query_values(parsed, names, qrels, path, qids)
         for name, path in zip(run_names, paths, strict=True)
     }
+    per_query = {name: values for name, (values, _) in evaluated.items()}
+    answered = {name: queries for name, (_, queries) in evaluated.items()}
     means = {
         run: {m: sum(values[m].values()) / len(qids) for m in names}
         for run, values in per_query.items()
@@ -203,4 +209,5 @@ def evaluate_runs(
         correction=correction,
         p_values=p_values,
         alpha=alpha,
+        answered=answered,
     )
