@@ -66,11 +66,20 @@ def checkpoint_path_for(output: Path) -> Path:
 
 
 def save_torch(path: Path, obj: Any) -> None:
-    """``torch.save`` to ``path`` atomically (a model file or a checkpoint)."""
+    """``torch.save`` to ``path`` atomically (a model file or a checkpoint).
+
+    The object is serialised in memory first and written in one call: a Ctrl-C that arrives
+    while torch's C++ writer calls back into Python would come out as a RuntimeError (or
+    worse), not as the interruption it is; in memory, torch writes without running Python.
+    """
+    import io
+
     import torch
 
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
     with atomic_write(path, "wb", encoding=None) as handle:
-        torch.save(obj, handle)
+        handle.write(buffer.getbuffer())
 
 
 def cpu_state(module: Any) -> dict[str, Any]:
