@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,27 @@ def write_big_collection(root: Path, documents: int = 20_000, topics: int = 400)
         json.dumps({"name": "big-fr", "query_lang": "fr", "doc_lang": "fr"}), encoding="utf-8"
     )
     return root
+
+
+def debian_packages_missing(packages: Sequence[str]) -> str | None:
+    """Why man pages of ``packages`` cannot be read on this machine (not Debian, a package
+    not installed, dpkg excluding /usr/share/man), or None when they can."""
+    import shutil
+
+    from clir_toolkit.collection.man_packages import man_pages_excluded
+
+    if shutil.which("dpkg-query") is None:
+        return "not a Debian system (no dpkg-query)"
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *packages],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    installed = {
+        line.split()[0] for line in result.stdout.splitlines() if line.endswith(" installed")
+    }
+    missing = [package for package in packages if package not in installed]
+    if missing:
+        return f"Debian packages not installed: {' '.join(missing)} (make setup installs them)"
+    if man_pages_excluded() is not None:
+        return "dpkg excludes /usr/share/man on this system"
+    return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import OutputError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import Qrel, iter_corpus, read_qrels
-from tests.conftest import assert_one_line_error, run_clir
+from tests.conftest import assert_one_line_error, debian_packages_missing, run_clir
 
 FIXTURES = Path(__file__).parent / "fixtures" / "troff"
 SPLITS = ("train", "dev", "test")
@@ -357,22 +356,7 @@ def test_unknown_language_and_variant(man_root: Path, tmp_path: Path) -> None:
 
 def _debian_italian_pages() -> str | None:
     """Why the Italian collection cannot be built here, or None when it can."""
-    if shutil.which("dpkg-query") is None:
-        return "not a Debian system (no dpkg-query)"
-    packages = ["manpages", "manpages-dev", "manpages-it", "manpages-it-dev"]
-    result = subprocess.run(
-        ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *packages],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    installed = {
-        line.split()[0] for line in result.stdout.splitlines() if line.endswith(" installed")
-    }
-    missing = [package for package in packages if package not in installed]
-    if missing:
-        return f"Debian packages not installed: {' '.join(missing)} (apt-get install them)"
-    if man_pages_excluded() is not None:
-        return "dpkg excludes /usr/share/man on this system"
-    return None
+    return debian_packages_missing(["manpages", "manpages-dev", "manpages-it", "manpages-it-dev"])
 
 
 @pytest.mark.skipif(_debian_italian_pages() is not None, reason=str(_debian_italian_pages()))

@@ -11,12 +11,12 @@ them).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import debian_packages_missing
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "tutorial.ipynb"
@@ -28,23 +28,7 @@ PACKAGES = ("manpages", "manpages-dev", "manpages-fr", "manpages-fr-dev",
 
 def _why_not_runnable() -> str | None:
     """Why the notebook cannot run on this machine, or None when it can."""
-    if shutil.which("dpkg-query") is None:
-        return "not a Debian system (no dpkg-query)"
-    result = subprocess.run(
-        ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\n", *PACKAGES],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    installed = {
-        line.split()[0] for line in result.stdout.splitlines() if line.endswith(" installed")
-    }
-    missing = [package for package in PACKAGES if package not in installed]
-    if missing:
-        return f"Debian packages not installed: {' '.join(missing)} (make setup installs them)"
-    from clir_toolkit.collection.man_packages import man_pages_excluded
-
-    if man_pages_excluded() is not None:
-        return "dpkg excludes /usr/share/man on this system"
-    return None
+    return debian_packages_missing(PACKAGES)
 
 
 def _tagged(notebook: Any, tag: str) -> Any:
