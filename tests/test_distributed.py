@@ -95,15 +95,18 @@ def test_shards_built_on_ray_search_exactly_as_one_index(fr_index: Path, tmp_pat
     """``clir index --shards N --ray``: 1, 2 and 4 shards built by the tasks of one 2-CPU
     cluster; searched with Pirkola's pseudo-terms (weighted by the English kept at 0.5) and
     Rocchio, and untranslated, each gives byte for byte the run of the one index."""
-    from clir_toolkit.distributed.cluster import connected
+    from clir_toolkit.distributed.cluster import _native_handlers, connected
     from clir_toolkit.distributed.index import build_shards_on
     from clir_toolkit.index import build_index, read_index_info
 
+    jvm_handlers = _native_handlers()  # the JVM runs in this process (the fr_index fixture)
     with connected(ClusterSpec(local_cpus=2)) as ray:
+        assert _native_handlers() == jvm_handlers, "ray.init took the JVM's SIGSEGV handler"
         for shards in (1, 2, 4):
             build_index(TINY_FR, tmp_path / f"s{shards}", shards=shards, threads=1,
                         shard_builder=lambda spec, jobs, progress: build_shards_on(ray, spec, jobs),
                         verbose=False)  # fmt: skip
+    assert _native_handlers() == jvm_handlers, "ray.shutdown reset the JVM's handlers"
     assert read_index_info(tmp_path / "s4").shards == 4
     assert sorted(p.name for p in (tmp_path / "s4").iterdir()) == [
         "clir-index.json", "shard-00", "shard-01", "shard-02", "shard-03"]  # fmt: skip

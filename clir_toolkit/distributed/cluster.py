@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import re
 import signal
@@ -79,6 +80,40 @@ def _put_back(signum: int, handler: Any) -> None:
         signal.signal(signum, handler)
 
 
+NATIVE_SIGNALS = (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT)
+"""Signals whose C-level handlers ``ray.init`` replaces with its crash reporter, and
+``ray.shutdown`` resets to the default. The JVM that Lucene runs in handles SIGSEGV, SIGBUS,
+SIGFPE and SIGILL itself (implicit null checks, safepoint polls): without its handlers the
+first such trap after Ray was used in the process ends it with "Segmentation fault"."""
+SIGACTION_BYTES = 256
+"""Room for the C library's ``struct sigaction`` (152 bytes with glibc on x86-64), which is
+saved and put back as it is, unread."""
+
+
+def _native_handlers() -> dict[int, bytes]:
+    """The process's C-level handlers of :data:`NATIVE_SIGNALS`, as opaque structs (none
+    where the C library cannot be reached)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return {}
+    saved = {}
+    for signum in NATIVE_SIGNALS:
+        buffer = ctypes.create_string_buffer(SIGACTION_BYTES)
+        if libc.sigaction(int(signum), None, buffer) == 0:
+            saved[int(signum)] = buffer.raw
+    return saved
+
+
+def _reinstall(saved: dict[int, bytes]) -> None:
+    """Put back handlers that :func:`_native_handlers` saved."""
+    if not saved:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for signum, raw in saved.items():
+        libc.sigaction(signum, ctypes.create_string_buffer(raw, len(raw)), None)
+
+
 @contextlib.contextmanager
 def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[Any]:
     """Ray, connected to the cluster of ``spec`` for the block; a local cluster started
@@ -93,6 +128,7 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
         "runtime_env": runtime_env,
     }
     terminate = signal.getsignal(signal.SIGTERM)
+    native = _native_handlers()  # the JVM's, when Lucene already runs in this process
     try:
         if spec.local_cpus is not None:
             ray.init(num_cpus=spec.local_cpus, **options)
@@ -105,10 +141,12 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
         ) from None
     finally:
         _put_back(signal.SIGTERM, terminate)
+        _reinstall(native)
     try:
         yield ray
     finally:
         ray.shutdown()
+        _reinstall(native)
 
 
 def gather(ray: Any, pending: list[Any]) -> list[Any]:
