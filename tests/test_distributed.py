@@ -99,14 +99,17 @@ def test_shards_built_on_ray_search_exactly_as_one_index(fr_index: Path, tmp_pat
     from clir_toolkit.distributed.index import build_shards_on
     from clir_toolkit.index import build_index, read_index_info
 
-    jvm_handlers = _native_handlers()  # the JVM runs in this process (the fr_index fixture)
+    def handlers() -> dict[int, bytes]:  # the handler functions (a struct's first 8 bytes)
+        return {signum: raw[:8] for signum, raw in _native_handlers().items()}
+
+    jvm_handlers = handlers()  # the JVM runs in this process (the fr_index fixture)
     with connected(ClusterSpec(local_cpus=2)) as ray:
-        assert _native_handlers() == jvm_handlers, "ray.init took the JVM's SIGSEGV handler"
+        assert handlers() == jvm_handlers, "ray.init took the JVM's SIGSEGV handler"
         for shards in (1, 2, 4):
             build_index(TINY_FR, tmp_path / f"s{shards}", shards=shards, threads=1,
                         shard_builder=lambda spec, jobs, progress: build_shards_on(ray, spec, jobs),
                         verbose=False)  # fmt: skip
-    assert _native_handlers() == jvm_handlers, "ray.shutdown reset the JVM's handlers"
+    assert handlers() == jvm_handlers, "ray.shutdown reset the JVM's handlers"
     assert read_index_info(tmp_path / "s4").shards == 4
     assert sorted(p.name for p in (tmp_path / "s4").iterdir()) == [
         "clir-index.json", "shard-00", "shard-01", "shard-02", "shard-03"]  # fmt: skip
