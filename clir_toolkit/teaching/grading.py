@@ -9,9 +9,10 @@ when the module does not behave; it earns its points otherwise. Three kinds recu
 
 * *properties* the method must have whatever the implementation (a loss that is zero inside
   its segment, pooling that ignores padding, weights that sum to what they should);
-* *agreement* with the reference on the small fixtures shipped with the toolkit and, where
-  the French man-page collection is built (``data/manpages-en-fr``), on its dev split,
-  within a tolerance the check states;
+* *agreement* with the reference on random batches and, for the retrieval assignments, on
+  the dev queries of a real collection (``--collection``; by default the French man pages,
+  built on first use, :mod:`clir_toolkit.teaching.fixtures`), within a tolerance the check
+  states;
 * a *timing ceiling*: the student's code on a realistic workload, against the reference's
   time on the same machine (so that the ceiling holds on a laptop and in a course's CI).
 
@@ -261,10 +262,3 @@ Run = Callable[[ModuleType, Path | None], str | None]
 def checks(*items: tuple[str, int, Run]) -> tuple[Check, ...]:
     """``Check`` objects from ``(name, points, run)`` triples."""
     return tuple(Check(name, points, run) for name, points, run in items)
-
-
-def default_collection() -> Path | None:
-    """``data/manpages-en-fr`` under the current directory when it is built there (as in a
-    clone of the toolkit after ``make setup``), else None."""
-    path = Path("data/manpages-en-fr")
-    return path if (path / "qrels.dev.txt").is_file() else None
