@@ -155,3 +155,36 @@ def test_base_forms(nltk_data: Path) -> None:
     assert base_forms("copied", nltk_data) == ["copy"]
     assert base_forms("working", nltk_data) == ["work"]
     assert base_forms("file", nltk_data) == []
+    assert base_forms("glasses", nltk_data) == ["glass"]  # a noun lemma itself; a verb's -es
+
+
+def inflections(lemma: str) -> list[str]:
+    """The forms morphy's rules undo, made from ``lemma``: plurals, tenses, comparatives."""
+    stem = lemma[:-1]
+    suffixed = [lemma + end for end in ("s", "es", "ed", "d", "ing", "er", "est")]
+    return [*suffixed, stem + "ies", stem + "ves", stem + "ing", lemma.replace("man", "men")]
+
+
+@installed
+def test_base_forms_agree_with_nltk_morphy_on_the_whole_exception_lists_and_many_inflections(
+    nltk_data: Path,
+) -> None:
+    """The toolkit's morphy (which does not load nltk's reader) gives nltk's answer for every
+    word of WordNet's exception lists and for the inflections of every 10th lemma."""
+    from clir_toolkit.resources.morphy import PARTS_OF_SPEECH, morphology
+
+    reader = wordnet(nltk_data)
+    own = morphology(nltk_data.resolve() / "corpora" / "wordnet")
+    words: set[str] = set()
+    for pos in PARTS_OF_SPEECH:
+        words.update(own.exceptions[pos])
+        for lemma in sorted(own.lemmas[pos])[::10]:
+            words.update(inflections(lemma))
+    assert len(words) > 100_000
+    differences = [
+        (word, pos, own.base_form(word, pos), reader.morphy(word, pos))
+        for word in sorted(words)
+        for pos in PARTS_OF_SPEECH
+        if own.base_form(word, pos) != reader.morphy(word, pos)
+    ]
+    assert differences == []

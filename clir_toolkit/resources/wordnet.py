@@ -211,13 +211,16 @@ def base_forms(word: str, data_dir: Path | None = None) -> list[str]:
     suffix rules (``-es``, ``-ies``, ``-ing``, ``-ed``, ...) whose result must be a WordNet
     lemma; one form per part of speech, without repeats and without ``word`` itself. Useful
     as the fallback of dictionary lookup that Oard's stemming experiment tried (thesis §2.2.2):
-    exact match first, the base form only for words the dictionary lacks.
+    exact match first, the base form only for words the dictionary lacks. Answers as nltk's
+    ``morphy`` does, without loading nltk's reader (:mod:`clir_toolkit.resources.morphy`).
     """
-    reader = wordnet(data_dir)
+    from clir_toolkit.resources.morphy import PARTS_OF_SPEECH, morphology
+
+    rules = morphology(ensure_wordnet(data_dir).resolve() / "corpora" / "wordnet")
     own = word.strip().lower()
     found: list[str] = []
-    for pos in ("n", "v", "a", "r"):
-        form = reader.morphy(own, pos)
+    for pos in PARTS_OF_SPEECH:
+        form = rules.base_form(own, pos)
         if form and form != own and form not in found:
             found.append(form)
     return found
