@@ -31,7 +31,7 @@ def cached_dictionary(
     skipped.
     """
     stamp = json.dumps([PARSER_VERSION, name, file_stamps(sources)])
-    cache = data_dir() / "cache" / f"{name.replace(':', '-')}.jsonl"
+    cache = data_dir() / "cache" / f"{name.replace(':', '-').replace(' ', '-')}.jsonl"
     try:
         with open(cache, encoding="utf-8") as handle:
             if handle.readline().rstrip("\n") == stamp:

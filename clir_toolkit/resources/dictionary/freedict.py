@@ -213,8 +213,10 @@ def _load_freedict(pair: str, directory: Path) -> BilingualDictionary:
 
 @lru_cache(maxsize=4)
 def _load_inverted_freedict(pair: str, directory: Path) -> BilingualDictionary:
-    _freedict_files(pair, directory)  # a clear error when the package is missing
-    return BilingualDictionary(_inverted_freedict(pair, directory), f"inverted freedict:{pair}")
+    sources = _freedict_files(pair, directory)  # a clear error when the package is missing
+    return cached_dictionary(
+        f"inverted freedict:{pair}", sources, lambda: _inverted_freedict(pair, directory)
+    )
 
 
 def _freedict_phrases(pair: str, directory: Path) -> dict[str, list[str]]:
