@@ -32,28 +32,50 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_ID_BREAKERS = re.compile("[\\s\ud800-\udfff]")  # what check_id refuses in a non-empty id
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
+_ID_BREAKERS = re.compile("[\\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # what check_id refuses
 
 #: pytrec_eval (behind ir_measures) stores relevance grades in a C ``int``.
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: JSON nested deeper is refused: no record of these formats nests more than a few levels,
 #: and Python's recursion limit (about 1,000 levels) must never be reached by a reader.
 MAX_JSON_DEPTH = 64
+#: The longest identifier (qid, document id, run tag) accepted, in characters. Lucene keeps a
+#: document id as one term of at most 32,766 UTF-8 bytes (8,191 characters of four bytes);
+#: ids of real collections are a few dozen characters, and a longer one is a mistake (a
+#: document's text in its id field) that would otherwise fail deep inside the indexer.
+MAX_ID_LENGTH = 1000
 
 
 def check_id(path: PathLike, number: int | None, kind: str, value: str) -> str:
-    """Reject an empty identifier, one with whitespace (it would split a TREC column) or one
-    with a lone surrogate."""
-    if value and not _ID_BREAKERS.search(value):  # one test for the usual case: runs are long
-        return value
+    """Reject an empty identifier, one longer than :data:`MAX_ID_LENGTH` characters, one with
+    whitespace (it would split a TREC column), a control character (invisible, and cut or
+    garbled by terminals and other tools) or a lone surrogate."""
+    if value and len(value) <= MAX_ID_LENGTH and not _ID_BREAKERS.search(value):
+        return value  # one test for the usual case: runs are long
     if not value:
         raise FormatError(path, number, f"empty {kind}", f"give every record a {kind}")
+    if len(value) > MAX_ID_LENGTH:
+        raise FormatError(
+            path,
+            number,
+            f"{kind} {quoted(value)} is longer than {MAX_ID_LENGTH:,} characters",
+            "shorten it: an identifier names a record, it does not hold its text",
+        )
     if _WHITESPACE.search(value):
         raise FormatError(
             path,
             number,
             f"{kind} {quoted(value)} contains whitespace",
             "TREC files separate columns by whitespace; remove it",
+        )
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise FormatError(
+            path,
+            number,
+            f"{kind} {quoted(value)} contains the control character U+{ord(control.group()):04X}",
+            "remove it: identifiers must be printable",
         )
     return check_text(path, number, kind, value)
 
