@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 
 from clir_toolkit import jvm
 from clir_toolkit.errors import UsageError
+from clir_toolkit.formats.checks import composed
 
 AnalyzerKind = Literal["lucene", "jieba", "mecab", "simple"]
 ANALYZER_KINDS: tuple[str, ...] = get_args(AnalyzerKind)
@@ -192,8 +193,10 @@ def python_tokens(spec: AnalyzerSpec, text: str) -> list[str]:
     """Tokens of ``text`` for the pre-tokenised kinds (``jieba``, ``mecab`` and ``simple``).
 
     One tokenizer per language for everything that reads text: the index (through
-    :func:`pretokenize`), the queries, the reranker's vocabulary and the embeddings.
+    :func:`pretokenize`), the queries, the reranker's vocabulary and the embeddings; the
+    text is taken in Unicode's composed form (NFC) first, as every reader gives it.
     """
+    text = composed(text)
     if spec.kind == "jieba":
         return _jieba_tokens(text)
     if spec.kind == "mecab":
@@ -234,17 +237,19 @@ class Analyzer:
         self._cache: dict[str, list[str]] = {}
 
     def tokens(self, text: str) -> list[str]:
-        """The index terms of ``text`` (stemmed, stop words removed)."""
+        """The index terms of ``text`` (stemmed, stop words removed), the text taken in the
+        Unicode form documents are indexed in (NFC), however it was written."""
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
         if self.spec.pretokenized:
-            tokens = python_tokens(self.spec, text)
+            tokens = python_tokens(self.spec, text)  # composes the text itself
         else:
             if self._java is None:
                 self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
                 self._java = lucene_analyzer(self.spec)
-            tokens = [str(t) for t in self._utils.analyze(self._java, text).toArray()]
+            analysed = self._utils.analyze(self._java, composed(text))
+            tokens = [str(t) for t in analysed.toArray()]
         if len(self._cache) < self.CACHE_SIZE:
             self._cache[text] = tokens
         return list(tokens)

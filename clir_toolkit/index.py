@@ -49,7 +49,11 @@ from clir_toolkit.files import (
 from clir_toolkit.formats import count_lines, iter_corpus, parse_json
 
 SIDECAR = "clir-index.json"
-SIDECAR_FORMAT = 1
+SIDECAR_FORMAT = 2
+"""The version of an index's layout: 1, the documents indexed as written; 2, their text in
+Unicode's composed form (NFC), the form queries are analysed in. A format-1 index is still
+searched, but :func:`is_index_of` no longer counts it as the index of its collection, so
+that ``clir run`` rebuilds it."""
 
 
 @dataclass(frozen=True)
@@ -212,10 +216,12 @@ def indexing_arguments(
 
 def is_index_of(index: str | Path, collection: str | Path) -> bool:
     """Whether ``index`` is an index built by ``clir index`` from ``collection`` as it is
-    now (its sidecar records the collection's fingerprint)."""
+    now (its sidecar records the collection's fingerprint), in this toolkit's format."""
     try:
         info = read_index_info(index)
     except ClirError:
+        return False
+    if info.format != SIDECAR_FORMAT:
         return False
     return info.collection_sha256 == open_collection(collection).fingerprint()
 

@@ -970,3 +970,19 @@ def test_dictionary_weight_in_ascii_digits(tmp_path: Path, weight: str) -> None:
     path = write(tmp_path, "d.tsv", f"file\tfichier\t1\ncopy\tcopier\t{weight}\n")
     with pytest.raises(FormatError, match=at(path, 2, f"weight '{weight}' is not a positive")):
         read_dictionary_tsv(path)
+
+
+def test_topics_and_documents_are_read_in_one_unicode_form(tmp_path: Path) -> None:
+    """A word written with a combining accent (e + U+0301, as some editors and macOS file
+    names write it) is read as the composed character, in topics as in documents: the two
+    forms must meet in the index."""
+    decomposed, composed = "re\u0301pertoire cre\u0301e\u0301", "répertoire créé"
+    topics = write(tmp_path, "topics.tsv", f"q1\t{decomposed}\n")
+    assert read_topics(topics) == [Topic("q1", composed)]
+    sgml = write(tmp_path, "topics.sgml", f"<top>\n<num> 2\n<title> {decomposed}\n"
+                 f"<desc> {decomposed}\n</top>\n")
+    (topic,) = read_topics(sgml, field="title+desc")
+    assert topic.query == f"{composed} {composed}" and topic.description == composed
+    corpus = write(tmp_path, "corpus.jsonl",
+                   json.dumps({"id": "d", "title": decomposed, "text": decomposed}) + "\n")
+    assert list(iter_corpus(corpus)) == [Doc("d", f"{composed}\n{composed}", composed)]

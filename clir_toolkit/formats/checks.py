@@ -9,7 +9,9 @@ in; :func:`parse_json` refuses what json.loads lets through or fails on: ``NaN``
 long for Python, nesting deeper than :data:`MAX_JSON_DEPTH` and lone UTF-16 surrogates
 (``"\\ud800"`` decodes to a string that no UTF-8 writer, and no Java program, can take).
 
-:func:`check_id` refuses an identifier that would split a TREC column; :class:`Unique`
+:func:`check_id` refuses an identifier that would split a TREC column; :func:`composed`
+gives every text read the one Unicode form (NFC) that queries and documents share;
+:class:`Unique`
 reports a key seen twice with both its lines; :func:`json_objects` and :func:`string_field`
 read the JSON Lines files of topics and corpora.
 """
@@ -19,9 +21,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.formats.lines import blank_line, iter_lines
@@ -78,6 +81,24 @@ def check_id(path: PathLike, number: int | None, kind: str, value: str) -> str:
             "remove it: identifiers must be printable",
         )
     return check_text(path, number, kind, value)
+
+
+UNICODE_FORM: Literal["NFC"] = "NFC"
+"""The Unicode normal form of every text the toolkit reads (queries and documents alike)."""
+
+
+def composed(text: str) -> str:
+    """``text`` in Unicode's composed normal form (NFC): "é" as one character, U+00E9.
+
+    The same word can be written composed or decomposed ("e" + U+0301, as macOS file names
+    and some editors write it); Lucene's analyzers compare characters, so the two forms
+    would be different terms, and a query would miss the documents written the other way.
+    Every reader of queries and documents applies this function, so both sides meet in one
+    form. Already composed text, the usual case, is returned as it is after a quick check.
+    """
+    if unicodedata.is_normalized(UNICODE_FORM, text):
+        return text
+    return unicodedata.normalize(UNICODE_FORM, text)
 
 
 def quoted(text: str, limit: int = 40) -> str:
