@@ -144,6 +144,29 @@ def analyzer_for(language: str) -> AnalyzerSpec:
     return AnalyzerSpec(code, "simple", "unicode words + lower case + stopwordsiso")
 
 
+def recorded_spec_problem(language: str, kind: str) -> str | None:
+    """What is wrong with an analysis recorded in an index's sidecar, or None.
+
+    The pair must be one that :func:`analyzer_for` gives: a language code in its own
+    spelling, with the kind of analysis this toolkit uses for it. An index that recorded
+    anything else was not built by this toolkit as it is (a hand-edited or foreign sidecar),
+    and Lucene would fail on it with a bare Java exception (an unknown language has no
+    analyzer). The Lucene languages are checked against :data:`LUCENE_LANGUAGES` alone, so
+    that opening an index does not load the language registry.
+    """
+    if kind == "lucene" and language in LUCENE_LANGUAGES:
+        return None
+    try:
+        spec = analyzer_for(language)
+    except UsageError:
+        return f"'{language}' is not a language this toolkit analyses"
+    if spec.language != language:
+        return f"'{language}' is not written as the toolkit writes it ('{spec.language}')"
+    if spec.kind != kind:
+        return f"'{language}' is analysed by '{spec.kind}', not '{kind}'"
+    return None
+
+
 @cache
 def stopwords(language: str) -> frozenset[str]:
     """Stop words of ``language`` from the ``stopwordsiso`` package (empty if it has none)."""

@@ -35,7 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit import __version__, jvm
-from clir_toolkit.analysis import ANALYZER_KINDS, AnalyzerSpec, analyzer_for, pretokenize
+from clir_toolkit.analysis import (
+    ANALYZER_KINDS,
+    AnalyzerSpec,
+    analyzer_for,
+    pretokenize,
+    recorded_spec_problem,
+)
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import (
@@ -140,12 +146,26 @@ def read_index_info(index: str | Path) -> IndexInfo:
                 f"'{field.name}' must be {expected_name}, found {json.dumps(value)[:40]}",
                 rebuild,
             )
+    version = values.setdefault("format", 1)  # sidecars without one predate formats
+    if version > SIDECAR_FORMAT:
+        raise FormatError(
+            sidecar,
+            None,
+            f"the index was built by a newer clir_toolkit (format {version}; this one reads "
+            f"formats up to {SIDECAR_FORMAT})",
+            "rebuild the index with this version, or upgrade clir_toolkit",
+        )
+    if version < 1:
+        raise FormatError(sidecar, None, f"'format' must be at least 1, found {version}", rebuild)
     unknown = sorted(set(values) - {field.name for field in fields(IndexInfo)})
     if unknown:
         problem = f"unknown field '{unknown[0]}' in the index sidecar"
         raise FormatError(sidecar, None, problem, rebuild)
     info = IndexInfo(**values)
     info.analyzer  # noqa: B018  (validates the analyzer kind)
+    language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
+    if language_problem is not None:
+        raise FormatError(sidecar, None, f"the index's 'language': {language_problem}", rebuild)
     return info
 
 
