@@ -156,8 +156,10 @@ def read_index_info(index: str | Path) -> IndexInfo:
             f"formats up to {SIDECAR_FORMAT})",
             "rebuild the index with this version, or upgrade clir_toolkit",
         )
-    if version < 1:
-        raise FormatError(sidecar, None, f"'format' must be at least 1, found {version}", rebuild)
+    for field_name in ("format", "shards"):
+        if values.get(field_name, 1) < 1:
+            problem = f"'{field_name}' must be at least 1, found {values[field_name]}"
+            raise FormatError(sidecar, None, problem, rebuild)
     unknown = sorted(set(values) - {field.name for field in fields(IndexInfo)})
     if unknown:
         problem = f"unknown field '{unknown[0]}' in the index sidecar"
