@@ -233,11 +233,15 @@ def start() -> None:
     try:
         from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
+        # A runtime that is there but refuses to start says why; only a missing or broken
+        # runtime (no bin/java to ask, or one that starts alone) gets the install hint.
         reason = probe_java(java_home, options)
         if reason is not None and user_options:
             raise _refused_options(user_options, reason) from exc
+        if reason is not None:
+            raise ResourceError(f"Java could not start from {java_home}: {reason}") from exc
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        detail = reason or (lines[0] if lines else f"{type(exc).__name__}, no libjvm found")
+        detail = lines[0] if lines else f"{type(exc).__name__}, no libjvm found"
         raise ResourceError(
             f"Java could not start from {java_home} ({detail}); {INSTALL_HINT}"
         ) from exc
