@@ -29,6 +29,7 @@ from typing import Any, Literal, get_args
 
 from clir_toolkit import jvm
 from clir_toolkit.errors import UsageError
+from clir_toolkit.formats.checks import composed
 
 AnalyzerKind = Literal["lucene", "jieba", "mecab", "simple"]
 ANALYZER_KINDS: tuple[str, ...] = get_args(AnalyzerKind)
@@ -143,6 +144,29 @@ def analyzer_for(language: str) -> AnalyzerSpec:
     return AnalyzerSpec(code, "simple", "unicode words + lower case + stopwordsiso")
 
 
+def recorded_spec_problem(language: str, kind: str) -> str | None:
+    """What is wrong with an analysis recorded in an index's sidecar, or None.
+
+    The pair must be one that :func:`analyzer_for` gives: a language code in its own
+    spelling, with the kind of analysis this toolkit uses for it. An index that recorded
+    anything else was not built by this toolkit as it is (a hand-edited or foreign sidecar),
+    and Lucene would fail on it with a bare Java exception (an unknown language has no
+    analyzer). The Lucene languages are checked against :data:`LUCENE_LANGUAGES` alone, so
+    that opening an index does not load the language registry.
+    """
+    if kind == "lucene" and language in LUCENE_LANGUAGES:
+        return None
+    try:
+        spec = analyzer_for(language)
+    except UsageError:
+        return f"'{language}' is not a language this toolkit analyses"
+    if spec.language != language:
+        return f"'{language}' is not written as the toolkit writes it ('{spec.language}')"
+    if spec.kind != kind:
+        return f"'{language}' is analysed by '{spec.kind}', not '{kind}'"
+    return None
+
+
 @cache
 def stopwords(language: str) -> frozenset[str]:
     """Stop words of ``language`` from the ``stopwordsiso`` package (empty if it has none)."""
@@ -192,8 +216,10 @@ def python_tokens(spec: AnalyzerSpec, text: str) -> list[str]:
     """Tokens of ``text`` for the pre-tokenised kinds (``jieba``, ``mecab`` and ``simple``).
 
     One tokenizer per language for everything that reads text: the index (through
-    :func:`pretokenize`), the queries, the reranker's vocabulary and the embeddings.
+    :func:`pretokenize`), the queries, the reranker's vocabulary and the embeddings; the
+    text is taken in Unicode's composed form (NFC) first, as every reader gives it.
     """
+    text = composed(text)
     if spec.kind == "jieba":
         return _jieba_tokens(text)
     if spec.kind == "mecab":
@@ -234,17 +260,19 @@ class Analyzer:
         self._cache: dict[str, list[str]] = {}
 
     def tokens(self, text: str) -> list[str]:
-        """The index terms of ``text`` (stemmed, stop words removed)."""
+        """The index terms of ``text`` (stemmed, stop words removed), the text taken in the
+        Unicode form documents are indexed in (NFC), however it was written."""
         cached = self._cache.get(text)
         if cached is not None:
             return list(cached)
         if self.spec.pretokenized:
-            tokens = python_tokens(self.spec, text)
+            tokens = python_tokens(self.spec, text)  # composes the text itself
         else:
             if self._java is None:
                 self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
                 self._java = lucene_analyzer(self.spec)
-            tokens = [str(t) for t in self._utils.analyze(self._java, text).toArray()]
+            analysed = self._utils.analyze(self._java, composed(text))
+            tokens = [str(t) for t in analysed.toArray()]
         if len(self._cache) < self.CACHE_SIZE:
             self._cache[text] = tokens
         return list(tokens)

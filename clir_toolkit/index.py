@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, asdict, dataclass, fields
@@ -35,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit import __version__, jvm
-from clir_toolkit.analysis import ANALYZER_KINDS, AnalyzerSpec, analyzer_for, pretokenize
+from clir_toolkit.analysis import (
+    ANALYZER_KINDS,
+    AnalyzerSpec,
+    analyzer_for,
+    pretokenize,
+    recorded_spec_problem,
+)
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import (
@@ -49,7 +56,11 @@ from clir_toolkit.files import (
 from clir_toolkit.formats import count_lines, iter_corpus, parse_json
 
 SIDECAR = "clir-index.json"
-SIDECAR_FORMAT = 1
+SIDECAR_FORMAT = 2
+"""The version of an index's layout: 1, the documents indexed as written; 2, their text in
+Unicode's composed form (NFC), the form queries are analysed in. A format-1 index is still
+searched, but :func:`is_index_of` no longer counts it as the index of its collection, so
+that ``clir run`` rebuilds it."""
 
 
 @dataclass(frozen=True)
@@ -136,12 +147,28 @@ def read_index_info(index: str | Path) -> IndexInfo:
                 f"'{field.name}' must be {expected_name}, found {json.dumps(value)[:40]}",
                 rebuild,
             )
+    version = values.setdefault("format", 1)  # sidecars without one predate formats
+    if version > SIDECAR_FORMAT:
+        raise FormatError(
+            sidecar,
+            None,
+            f"the index was built by a newer clir_toolkit (format {version}; this one reads "
+            f"formats up to {SIDECAR_FORMAT})",
+            "rebuild the index with this version, or upgrade clir_toolkit",
+        )
+    for field_name in ("format", "shards"):
+        if values.get(field_name, 1) < 1:
+            problem = f"'{field_name}' must be at least 1, found {values[field_name]}"
+            raise FormatError(sidecar, None, problem, rebuild)
     unknown = sorted(set(values) - {field.name for field in fields(IndexInfo)})
     if unknown:
         problem = f"unknown field '{unknown[0]}' in the index sidecar"
         raise FormatError(sidecar, None, problem, rebuild)
     info = IndexInfo(**values)
     info.analyzer  # noqa: B018  (validates the analyzer kind)
+    language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
+    if language_problem is not None:
+        raise FormatError(sidecar, None, f"the index's 'language': {language_problem}", rebuild)
     return info
 
 
@@ -212,10 +239,12 @@ def indexing_arguments(
 
 def is_index_of(index: str | Path, collection: str | Path) -> bool:
     """Whether ``index`` is an index built by ``clir index`` from ``collection`` as it is
-    now (its sidecar records the collection's fingerprint)."""
+    now (its sidecar records the collection's fingerprint), in this toolkit's format."""
     try:
         info = read_index_info(index)
     except ClirError:
+        return False
+    if info.format != SIDECAR_FORMAT:
         return False
     return info.collection_sha256 == open_collection(collection).fingerprint()
 
@@ -289,6 +318,52 @@ def build_shards_here(spec: AnalyzerSpec, jobs: Sequence[ShardJob], progress: bo
 
 #: What ``clir index`` refuses to replace: anything that is not an index it built.
 INDEX_KIND = "an index built by 'clir index'"
+
+#: The names of the files Lucene writes in an index (its ``IndexFileNames``): segment files
+#: ``_0.cfs``, ``_0_Lucene99_0.doc``, ..., the commit points ``segments_N`` (and
+#: ``pending_segments_N`` while one is written) and ``write.lock``.
+_LUCENE_FILE = re.compile(r"_[a-z0-9]+(_.*)?\..+|(pending_)?segments_[a-z0-9]+|write\.lock")
+_SHARD_DIR = re.compile(r"shard-[0-9]{2,}")
+
+
+def foreign_entry(index: Path) -> Path | None:
+    """The first entry (in name order) of an index directory that ``clir index`` did not
+    write, or None: an index holds only its sidecar, Lucene's files, and for a sharded index
+    ``shard-NN/`` directories of Lucene's files (never a symbolic link)."""
+
+    def ours(entry: Path) -> bool:
+        return (
+            entry.is_file() and not entry.is_symlink() and bool(_LUCENE_FILE.fullmatch(entry.name))
+        )
+
+    for entry in sorted(index.iterdir()):
+        if entry.name == SIDECAR and entry.is_file() and not entry.is_symlink():
+            continue
+        if _SHARD_DIR.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            inside = next((item for item in sorted(entry.iterdir()) if not ours(item)), None)
+            if inside is not None:
+                return inside
+            continue
+        if not ours(entry):
+            return entry
+    return None
+
+
+def check_only_ours(index_path: str | Path) -> None:
+    """Refuse, in one line and touching nothing, to replace an index directory that holds
+    anything besides what ``clir index`` wrote (:func:`foreign_entry`): the replacement
+    removes the old directory whole, and a user's file put there would be lost with it."""
+    target = absolute(index_path)
+    if target.is_symlink() or not (target / SIDECAR).is_file():
+        return  # not an earlier index: check_replaceable's rules apply
+    foreign = foreign_entry(target)
+    if foreign is not None:
+        kind = "directory" if foreign.is_dir() and not foreign.is_symlink() else "file"
+        raise OutputError(
+            f"{index_path}: holds the {kind} {foreign.relative_to(target)}, which 'clir index' "
+            "did not write; nothing was changed (move it out of the index, or choose another "
+            "--index)"
+        )
 
 
 def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> None:
@@ -375,6 +450,7 @@ def build_index(
     if shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
+    check_only_ours(index_path)
     collection = open_collection(collection_path)
     lang = language or collection.doc_lang
     if not lang:
@@ -389,6 +465,7 @@ def build_index(
         atomic_directory(index_path, marker=SIDECAR, what=INDEX_KIND) as index_dir,
         scratch(index_path) as corpus_dir,
     ):
+        check_only_ours(index_path)  # again, under the index's lock
         documents = write_normalised_corpus(
             collection, spec, corpus_dir, progress=verbose, shards=shards
         )

@@ -40,11 +40,49 @@ _started = False
 
 def configure(heap: str | None = None) -> None:
     """Set JVM options before the JVM starts (``heap`` like ``"4g"``, as for ``-Xmx``)."""
-    if heap is not None and not re.fullmatch(r"\d+[kKmMgG]?", heap):
-        raise ResourceError(f"Java heap size '{heap}' is not valid (use a size such as 512m or 4g)")
+    if heap is not None:
+        check_heap(heap, "--java-heap")
     if _started and heap != _settings["heap"]:
         raise ResourceError("the JVM is already running; set the heap size before any search")
     _settings["heap"] = heap
+
+
+MINIMUM_HEAP = 16 << 20
+"""The smallest heap accepted (16 MiB): below a few MiB the JVM refuses to start, and below
+this Lucene cannot open an index of any size."""
+
+_HEAP_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def physical_memory() -> int | None:
+    """Bytes of memory of this machine (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+
+
+def check_heap(heap: str, source: str) -> int:
+    """The bytes of a Java heap size (``512m``, ``4g``: ``-Xmx``'s syntax), refused in one
+    line when the JVM could not start with it: below :data:`MINIMUM_HEAP`, or more than this
+    machine's memory (the JVM would then either fail to reserve it, printing on stdout and
+    ending the process, or start and swap). ``source`` names where the value came from."""
+    match = re.fullmatch(r"(\d{1,20})([kKmMgGtT]?)", heap)
+    if match is None:
+        raise ResourceError(
+            f"Java heap size '{heap}' ({source}) is not valid (use a size such as 512m or 4g)"
+        )
+    size = int(match.group(1)) * _HEAP_UNITS[match.group(2).lower()]
+    if size < MINIMUM_HEAP:
+        raise ResourceError(f"Java heap size '{heap}' ({source}) is too small (use at least 16m)")
+    memory = physical_memory()
+    if memory is not None and size > memory:
+        raise ResourceError(
+            f"Java heap size '{heap}' ({source}) is more than this machine's memory "
+            f"({memory / (1 << 30):.1f} GiB); use a smaller size such as "
+            f"{max(1, memory // 2 >> 30)}g"
+        )
+    return size
 
 
 def read_release(java_home: Path) -> dict[str, str]:
@@ -97,8 +135,78 @@ def _filter_options(options: tuple[str, ...], keep_vector: bool) -> list[str]:
     return [o for o in options if keep_vector or o != VECTOR_MODULE_OPTION]
 
 
+def jvm_options() -> tuple[list[str], list[str]]:
+    """The options the toolkit starts the JVM with, and those of them the user chose
+    (``--java-heap``/``CLIR_JAVA_HEAP`` and ``CLIR_JAVA_OPTIONS``)."""
+    heap = _settings["heap"] or os.environ.get(HEAP_ENV)
+    if heap:
+        check_heap(heap, "--java-heap" if _settings["heap"] else HEAP_ENV)
+    heap_option = [f"-Xmx{heap}"] if heap else []
+    extra = os.environ.get(OPTIONS_ENV, "").split()
+    own = [
+        # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
+        "-Djava.util.logging.config.file=/dev/null",
+        "-Dslf4j.internal.verbosity=WARN",
+        # The serial collector suits short commands on few cores (measured here: the 1,055
+        # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
+        "-XX:+UseSerialGC",
+        # -Xrs: the JVM leaves SIGINT/SIGTERM to Python. Without it the JVM's own handlers
+        # end the process at once (exit 130/143, no message), skipping the clean-up of
+        # temporary files that the command line does for an interrupted command.
+        "-Xrs",
+    ]
+    return heap_option + own + extra, heap_option + extra
+
+
+#: Lines of the JVM's start-up failures that say only that it failed, not why.
+_GENERIC_JVM_LINES = (
+    "Error occurred during initialization of VM",
+    "Error: Could not create the Java Virtual Machine.",
+    "Error: A fatal exception has occurred. Program will exit.",
+)
+
+
+def probe_java(java_home: Path, options: list[str]) -> str | None:
+    """Why ``java OPTIONS -version`` from ``java_home`` fails, in the JVM's own words (None
+    when it starts, or when there is no ``bin/java`` to ask).
+
+    A JVM that cannot start in this process prints its reason on stdout or stderr and
+    either returns an error code without the reason (an unknown option, ``-Xmx0``) or ends
+    the whole process with status 1 (a heap it cannot reserve): only a separate process can
+    tell the reason, and survive it.
+    """
+    import subprocess
+
+    java = java_home / "bin" / "java"
+    if not java.is_file():
+        return None
+    try:
+        result = subprocess.run(
+            [str(java), *options, "-version"], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode == 0:
+        return None
+    lines = [line.strip() for line in (result.stdout + "\n" + result.stderr).splitlines()]
+    reasons = [line for line in lines if line and line not in _GENERIC_JVM_LINES]
+    return reasons[0] if reasons else f"exit status {result.returncode}"
+
+
+def _refused_options(user_options: list[str], reason: str) -> ResourceError:
+    return ResourceError(
+        f"Java could not start with {' '.join(user_options)}: {reason} "
+        f"(fix --java-heap, ${HEAP_ENV} or ${OPTIONS_ENV})"
+    )
+
+
 def start() -> None:
-    """Start the JVM with Anserini on the class path (once per process)."""
+    """Start the JVM with Anserini on the class path (once per process).
+
+    Options the user chose (a heap size, ``CLIR_JAVA_OPTIONS``) are first tried in a
+    separate ``java -version`` (:func:`probe_java`, about 0.15 s): a JVM that refuses them
+    would otherwise end this process without a word on stderr.
+    """
     global _started
     if _started:
         return
@@ -109,7 +217,10 @@ def start() -> None:
         import jnius_config
     except ImportError as exc:
         raise ResourceError("pyjnius is missing; install it with: pip install pyserini") from exc
+    options, user_options = jvm_options()
     if not jnius_config.vm_running:
+        if user_options and (reason := probe_java(java_home, options)) is not None:
+            raise _refused_options(user_options, reason)
         original_add_options = jnius_config.add_options
 
         def add_options(*options: str) -> None:
@@ -118,26 +229,17 @@ def start() -> None:
                 original_add_options(*kept)
 
         jnius_config.add_options = add_options
-        heap = _settings["heap"] or os.environ.get(HEAP_ENV)
-        if heap:
-            configure(heap)  # validates the value
-            jnius_config.add_options(f"-Xmx{heap}")
-        # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
-        jnius_config.add_options("-Djava.util.logging.config.file=/dev/null")
-        jnius_config.add_options("-Dslf4j.internal.verbosity=WARN")
-        # The serial collector suits short commands on few cores (measured here: the 1,055
-        # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
-        jnius_config.add_options("-XX:+UseSerialGC")
-        # -Xrs: the JVM leaves SIGINT/SIGTERM to Python. Without it the JVM's own handlers
-        # end the process at once (exit 130/143, no message), skipping the clean-up of
-        # temporary files that the command line does for an interrupted command.
-        jnius_config.add_options("-Xrs")
-        extra = os.environ.get(OPTIONS_ENV, "").split()
-        if extra:
-            jnius_config.add_options(*extra)
+        jnius_config.add_options(*options)
     try:
         from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
+        # A runtime that is there but refuses to start says why; only a missing or broken
+        # runtime (no bin/java to ask, or one that starts alone) gets the install hint.
+        reason = probe_java(java_home, options)
+        if reason is not None and user_options:
+            raise _refused_options(user_options, reason) from exc
+        if reason is not None:
+            raise ResourceError(f"Java could not start from {java_home}: {reason}") from exc
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         detail = lines[0] if lines else f"{type(exc).__name__}, no libjvm found"
         raise ResourceError(

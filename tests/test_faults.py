@@ -531,3 +531,56 @@ def test_a_signal_that_makes_rmtree_close_a_descriptor_twice_still_removes_the_s
     with pytest.raises(Interrupted), scratch(tmp_path / "out.d") as directory:
         (directory / "f").write_text("x")
     assert len(calls) == 2 and list(tmp_path.iterdir()) == []
+
+
+# --- inputs the toolkit checks before Lucene sees them (issue 21: items 10, 11, 12) ----------
+
+
+def test_a_document_id_too_long_for_lucene_is_one_line_with_its_line(tmp_path: Path) -> None:
+    collection = tmp_path / "coll"
+    shutil.copytree(TINY_FR, collection)
+    with (collection / "corpus.jsonl").open("a", encoding="utf-8") as corpus:
+        corpus.write(json.dumps({"id": "x" * 40_000, "contents": "un document"}) + "\n")
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index))
+    assert_one_line_error(result, f"{collection / 'corpus.jsonl'}:13: document id 'xxx",
+                          "(40,000 characters) is longer than 1,000 characters")
+    assert len(result.stderr) < 400 and result.stdout == ""
+    assert not index.exists() and debris(tmp_path) == []
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"language": "klingon"}, "'klingon' is not a language this toolkit analyses"),
+    ({"language": "zh"}, "'zh' is analysed by 'jieba', not 'lucene'"),
+    ({"format": 99}, "built by a newer clir_toolkit (format 99; this one reads formats up to 2)"),
+    ({"shards": 0}, "'shards' must be at least 1, found 0"),
+])
+def test_an_index_sidecar_the_toolkit_did_not_write_is_one_line(
+    fr_index: Path, tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(fr_index, index)
+    values = json.loads((index / SIDECAR).read_text())
+    values.update(change)
+    (index / SIDECAR).write_text(json.dumps(values))
+    output = tmp_path / "r.trec"
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(output))
+    assert_one_line_error(result, f"{index / SIDECAR}: ", message)
+    assert "Java" not in result.stderr and not output.exists()
+
+
+@pytest.mark.parametrize("foreign", ["notes.txt", "_0.cfs.d/notes.txt", "shard-00/notes.txt"])
+def test_reindexing_refuses_an_index_holding_a_users_file(tmp_path: Path, foreign: str) -> None:
+    index = tmp_path / "idx"
+    shards = ["--shards", "2"] if foreign.startswith("shard-") else []
+    built = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), *shards)
+    assert built.returncode == 0, built.stderr
+    (index / foreign).parent.mkdir(exist_ok=True)
+    (index / foreign).write_text("my notes", encoding="utf-8")
+    before = snapshot(index)
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), *shards)
+    first = foreign if foreign.startswith("shard-") else foreign.split("/")[0]
+    assert_one_line_error(result, f"{index}: holds the ", f" {first}, which 'clir index' did "
+                          "not write; nothing was changed")
+    assert snapshot(index) == before and debris(tmp_path) == []

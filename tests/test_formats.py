@@ -614,6 +614,42 @@ def test_corpus_empty_id(tmp_path: Path) -> None:
         list(iter_corpus(path))
 
 
+def test_corpus_id_longer_than_the_limit_is_refused_with_its_line(tmp_path: Path) -> None:
+    long_id = "x" * 40_000  # a document's text pasted into its id: Lucene cannot index it
+    path = write(
+        tmp_path,
+        "corpus.jsonl",
+        '{"id": "a", "contents": "x"}\n' + json.dumps({"id": long_id, "contents": "y"}) + "\n",
+    )
+    with pytest.raises(FormatError, match=at(path, 2, "document id 'xxxx")) as info:
+        list(iter_corpus(path))
+    message = str(info.value)
+    assert "(40,000 characters) is longer than 1,000 characters" in message
+    assert len(message) < 300
+
+
+@pytest.mark.parametrize("control", ["\x00", "\x01", "\x1b", "\x7f", "\x9b"])
+def test_corpus_id_with_a_control_character_is_refused(tmp_path: Path, control: str) -> None:
+    path = write(tmp_path, "corpus.jsonl", json.dumps({"id": f"d{control}1", "contents": "x"}))
+    code = f"U+{ord(control):04X}"
+    with pytest.raises(FormatError, match=at(path, 1, "document id ")) as info:
+        list(iter_corpus(path))
+    assert f"contains the control character {code}" in str(info.value)
+
+
+def test_sgml_docno_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.sgml", "<DOC>\n<DOCNO>ab\x07c</DOCNO>\none\n</DOC>\n")
+    with pytest.raises(FormatError, match=at(path, 1, "document id 'ab\\x07c' contains the "
+                                                      "control character U+0007")):
+        list(iter_corpus(path))
+
+
+def test_run_docid_with_a_control_character_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "q1 Q0 d\x001 1 2.5 tag\n")
+    with pytest.raises(FormatError, match=at(path, 1, "docid 'd\\x001' contains the control")):
+        read_run(path)
+
+
 def test_corpus_missing_text_names_accepted_keys(tmp_path: Path) -> None:
     path = write(tmp_path, "corpus.jsonl", '{"id": "a", "body": "x"}\n')
     with pytest.raises(FormatError, match=at(path, 1, "document a has no text")) as info:
@@ -934,3 +970,19 @@ def test_dictionary_weight_in_ascii_digits(tmp_path: Path, weight: str) -> None:
     path = write(tmp_path, "d.tsv", f"file\tfichier\t1\ncopy\tcopier\t{weight}\n")
     with pytest.raises(FormatError, match=at(path, 2, f"weight '{weight}' is not a positive")):
         read_dictionary_tsv(path)
+
+
+def test_topics_and_documents_are_read_in_one_unicode_form(tmp_path: Path) -> None:
+    """A word written with a combining accent (e + U+0301, as some editors and macOS file
+    names write it) is read as the composed character, in topics as in documents: the two
+    forms must meet in the index."""
+    decomposed, composed = "re\u0301pertoire cre\u0301e\u0301", "répertoire créé"
+    topics = write(tmp_path, "topics.tsv", f"q1\t{decomposed}\n")
+    assert read_topics(topics) == [Topic("q1", composed)]
+    sgml = write(tmp_path, "topics.sgml", f"<top>\n<num> 2\n<title> {decomposed}\n"
+                 f"<desc> {decomposed}\n</top>\n")
+    (topic,) = read_topics(sgml, field="title+desc")
+    assert topic.query == f"{composed} {composed}" and topic.description == composed
+    corpus = write(tmp_path, "corpus.jsonl",
+                   json.dumps({"id": "d", "title": decomposed, "text": decomposed}) + "\n")
+    assert list(iter_corpus(corpus)) == [Doc("d", f"{composed}\n{composed}", composed)]

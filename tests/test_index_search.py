@@ -232,3 +232,58 @@ def test_pseudo_term_weights_make_every_frequency_sum_exact() -> None:
                 total = np.float32(total + value)
             sums.add(float(total))
         assert len(sums) == 1
+
+
+# --- Unicode: one form for queries and documents ---------------------------------------------
+
+
+def decomposed(text: str) -> str:
+    """``text`` with every accented letter written as a letter and a combining accent."""
+    import unicodedata
+
+    return unicodedata.normalize("NFD", text)
+
+
+def test_a_decomposed_query_scores_as_the_composed_one(fr_index: Path) -> None:
+    composed_query = "afficher le contenu d'un répertoire créé"
+    assert decomposed(composed_query) != composed_query
+    with Searcher(fr_index) as searcher:
+        ours = searcher.search(StructuredQuery.plain("q", composed_query), 10)
+        theirs = searcher.search(StructuredQuery.plain("q", decomposed(composed_query)), 10)
+        structured = StructuredQuery("q", (term("directory", decomposed("répertoire")),))
+        composed_structured = StructuredQuery("q", (term("directory", "répertoire"),))
+        assert searcher.search(structured, 10, "syn") == searcher.search(
+            composed_structured, 10, "syn"
+        )
+    assert ours and theirs == ours
+
+
+def test_decomposed_topics_give_the_run_of_composed_topics(fr_index: Path, tmp_path: Path) -> None:
+    composed_topics = (TINY_FR / "topics-human.dev.tsv").read_text(encoding="utf-8")
+    assert decomposed(composed_topics) != composed_topics
+    runs = []
+    for name, text in [("composed", composed_topics), ("decomposed", decomposed(composed_topics))]:
+        topics = tmp_path / f"{name}.tsv"
+        topics.write_text(text, encoding="utf-8")
+        run = tmp_path / f"{name}.trec"
+        search_to_run(fr_index, plain_queries(read_topics(topics)), run, progress=False)
+        runs.append(run.read_text(encoding="utf-8"))
+    assert runs[0] == runs[1]
+
+
+def test_a_decomposed_corpus_is_indexed_as_the_composed_one(fr_index: Path, tmp_path: Path) -> None:
+    collection = tmp_path / "nfd-fr"
+    collection.mkdir()
+    for name in ("manifest.json", "qrels.dev.txt", "topics-human.dev.tsv", "topics.dev.tsv"):
+        (collection / name).write_bytes((TINY_FR / name).read_bytes())
+    corpus = (TINY_FR / "corpus.jsonl").read_text(encoding="utf-8")
+    assert decomposed(corpus) != corpus
+    (collection / "corpus.jsonl").write_text(decomposed(corpus), encoding="utf-8")
+    index = tmp_path / "nfd-index"
+    build_index(collection, index, verbose=False)
+    assert read_index_info(index).format == 2  # the format whose documents are composed
+    topics = read_topics(TINY_FR / "topics-human.dev.tsv")
+    with Searcher(fr_index) as composed_side, Searcher(index) as decomposed_side:
+        for topic in topics:
+            query = StructuredQuery.plain(topic.qid, topic.query)
+            assert decomposed_side.search(query, 10) == composed_side.search(query, 10)

