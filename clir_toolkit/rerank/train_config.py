@@ -21,6 +21,7 @@ from typing import Any
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
+from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
 
 MODELS = MODEL_NAMES
 ENCODERS = ("avg", "cnn", "lstm")
@@ -28,6 +29,14 @@ LOSSES = LOSS_NAMES
 DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
 DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
 DEFAULT_BATCH_SIZE = 128
+NO_EMBEDDINGS = "none"
+"""``--embeddings none``: random vectors (and word tokens), whatever the model's default."""
+DEFAULT_EMBEDDINGS = {"knrm": SUBWORD_SOURCE}
+"""The vectors a model starts with when no ``--embeddings`` is given (others: random;
+:func:`default_embeddings`)."""
+DEFAULT_TRAIN_EMBEDDINGS = {SUBWORD_SOURCE: "no"}
+"""Whether training updates the tables, by source, when ``--train-embeddings`` is not
+given (others: "yes")."""
 FLOAT32_MAX = 3.4028234663852886e38
 PATH_FIELDS = (
     "collection",
@@ -101,6 +110,10 @@ class TrainConfig:
     #: Start each query word the document vocabulary also has with its document vector,
     #: so that a monolingual model begins with exact matches (K-NRM's exact-match kernel).
     tie_embeddings: bool = False
+    #: Whether training updates the embedding tables ("yes") or only the model's other
+    #: weights over the vectors it started with ("no"); None: the source's measured default
+    #: (:data:`DEFAULT_TRAIN_EMBEDDINGS`).
+    train_embeddings: str | None = None
 
     def __post_init__(self) -> None:
         """Check every option against :data:`TRAIN_PARAMS` (a UsageError naming its flag)."""
@@ -115,8 +128,10 @@ TRAIN_PARAMS = with_defaults(
               flag="--encoder"),
         Param("loss", str, doc="the training loss",
               choices=LOSSES, optional=True, flag="--loss"),
-        Param("embeddings", Path, doc=".vec file initialising both embedding tables",
-              optional=True, flag="--embeddings"),
+        Param("embeddings", Path, doc="the vectors both embedding tables start with: a .vec "
+              f"file, {SUBWORD_SOURCE} (USE-m3's pretrained multilingual subword table, and its "
+              "SentencePiece tokens) or none (random vectors)", optional=True,
+              flag="--embeddings", metavar="F.vec|use-m3-tokens|none"),
         Param("query_embeddings", Path, doc=".vec file of the query table", optional=True,
               flag="--query-embeddings"),
         Param("doc_embeddings", Path, doc=".vec file of the document table", optional=True,
@@ -166,6 +181,9 @@ TRAIN_PARAMS = with_defaults(
               flag="--sosl-thresholds"),
         Param("tie_embeddings", bool, doc="start shared words with the same vector",
               flag="--tie-embeddings"),
+        Param("train_embeddings", str, doc="update the embedding tables in training (no: "
+              "only the other weights, over the vectors the tables start with)",
+              choices=("yes", "no"), optional=True, flag="--train-embeddings"),
     ),
     TrainConfig,
 )  # fmt: skip
@@ -230,7 +248,38 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
     resolved = dataclasses.replace(config, loss=loss, lr=lr, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
         setattr(resolved, name, _optional_path(getattr(resolved, name)))
+    named = {str(resolved.embeddings), str(resolved.query_embeddings), str(resolved.doc_embeddings)}
+    if SUBWORD_SOURCE in named and (resolved.query_embeddings or resolved.doc_embeddings):
+        raise UsageError(
+            f"{SUBWORD_SOURCE} gives both tables their vectors and tokens: pass it as "
+            "--embeddings, without --query-embeddings or --doc-embeddings"
+        )
+    resolved.embeddings = default_embeddings(resolved)
+    if resolved.train_embeddings is None:
+        resolved.train_embeddings = DEFAULT_TRAIN_EMBEDDINGS.get(str(resolved.embeddings), "yes")
     return resolved
+
+
+def default_embeddings(config: TrainConfig) -> Path | None:
+    """``config.embeddings``, or the model's default source when no vectors are named.
+
+    K-NRM starts from USE-m3's subword table (:data:`DEFAULT_EMBEDDINGS`), unless it is
+    asked for what that table cannot give: ``dim`` other than the table's 512 or
+    ``tie_embeddings`` (both word-level set-ups of random vectors, as before the table).
+    """
+    from clir_toolkit.rerank.subwords import DIM
+
+    if any((config.embeddings, config.query_embeddings, config.doc_embeddings)):
+        return config.embeddings
+    default = DEFAULT_EMBEDDINGS.get(config.model)
+    if default is None or config.dim not in (None, DIM) or config.tie_embeddings:
+        return None
+    return Path(default)
+
+
+def uses_subwords(config: TrainConfig) -> bool:
+    """Whether ``config`` (resolved) trains on the pretrained subword table and its pieces."""
+    return str(config.embeddings) == SUBWORD_SOURCE
 
 
 def recorded_settings(config: Any) -> dict[str, Any]:
