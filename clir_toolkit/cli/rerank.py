@@ -135,6 +135,7 @@ def _training_options(group: Any) -> None:
         "--embeddings": "use-m3-tokens for knrm (none with --dim other than 512 or "
         "--tie-embeddings), none for dual",
         "--train-embeddings": "no with use-m3-tokens, yes otherwise",
+        "--max-doc-len": "50 pieces with use-m3-tokens, 300 words otherwise",
         "--sosl-thresholds": "0.2 0.7",
         "--grad-clip": "no clipping",
         "--train-queries": "all",

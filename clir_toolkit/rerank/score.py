@@ -38,12 +38,6 @@ from clir_toolkit.rerank.candidates import (
     score_encoded,
 )
 from clir_toolkit.rerank.model_file import load_model, read_model_file
-from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
-
-SUBWORD_INTERPOLATION = 0.7
-"""λ with the first stage of a K-NRM on USE-m3's subword table when none is given: the best
-of 0.5-0.9 on the French man pages' dev split (nDCG@10 0.5786 against 0.5662 alone and
-0.4376 for BM25; ``--interpolate 1`` ranks by the model alone)."""
 
 if TYPE_CHECKING:
     from clir_toolkit.formats import RunRow
@@ -68,8 +62,7 @@ def score_run(
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
-    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies,
-    and a model on USE-m3's subword table, :data:`SUBWORD_INTERPOLATION`);
+    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies);
     ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
     :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
     batches scored on a Ray cluster.
@@ -96,8 +89,6 @@ def score_run(
         used = "cpu"  # the maps are tiny; the encoder runs on the CPU
     else:
         reranker = load_model(model_path, target, data)
-        if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
-            interpolate = SUBWORD_INTERPOLATION
         ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
         neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
         name, used = reranker.model_type, str(target)

@@ -37,6 +37,15 @@ NO_EMBEDDINGS = "none"
 DEFAULT_EMBEDDINGS = {"knrm": SUBWORD_SOURCE}
 """The vectors a model starts with when no ``--embeddings`` is given (others: random;
 :func:`default_embeddings`)."""
+DEFAULT_MAX_DOC_LEN = 300
+"""Words of a document read by a word-level model."""
+SUBWORD_MAX_DOC_LEN = 50
+"""Pieces of a document read with the subword table (about 260 characters): measured best
+on the French man pages' dev split, K-NRM over the frozen table (lr 0.01, 4 epochs), dev
+nDCG@10 by pieces: 25 0.6216, 50 0.6341, 75 0.6252, 100 0.6187, 150 0.6015, 200 0.5911,
+300 0.5662 (10 epochs), 500 0.5288. A page's NAME line and the start of its SYNOPSIS say
+what it is about; further soft matches blur it (K-NRM's own experiments, too, ranked
+documents by their titles)."""
 FROZEN_KNRM_LR = 0.01
 """K-NRM's learning rate over frozen tables, where only its ranking layer (one weight per
 kernel and a bias) learns: measured on the French man pages' dev split with the subword
@@ -94,7 +103,9 @@ class TrainConfig:
     lr: float | None = None
     dim: int | None = None
     max_query_len: int = 20
-    max_doc_len: int = 300
+    #: None: :data:`DEFAULT_MAX_DOC_LEN`, or :data:`SUBWORD_MAX_DOC_LEN` pieces of the
+    #: subword table (:func:`resolved_config`).
+    max_doc_len: int | None = None
     min_count: int = 1
     max_vocab: int | None = None
     negatives_per_query: int = 40
@@ -157,7 +168,8 @@ TRAIN_PARAMS = with_defaults(
         Param("dim", int, doc="embedding size", minimum=1,
               optional=True, flag="--dim"),
         Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
-        Param("max_doc_len", int, doc="document words read", minimum=1, flag="--max-doc-len"),
+        Param("max_doc_len", int, doc="document words (or pieces) read", minimum=1,
+              optional=True, flag="--max-doc-len"),
         Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
               flag="--min-count"),
         Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,
@@ -260,6 +272,9 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
     resolved.embeddings = default_embeddings(resolved)
     if resolved.train_embeddings is None:
         resolved.train_embeddings = DEFAULT_TRAIN_EMBEDDINGS.get(str(resolved.embeddings), "yes")
+    if resolved.max_doc_len is None:
+        subwords = uses_subwords(resolved)
+        resolved.max_doc_len = SUBWORD_MAX_DOC_LEN if subwords else DEFAULT_MAX_DOC_LEN
     if resolved.lr is None:
         frozen = resolved.model == "knrm" and resolved.train_embeddings == "no"
         resolved.lr = (

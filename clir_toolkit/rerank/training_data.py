@@ -95,6 +95,7 @@ def prepare_data(
     from clir_toolkit.rerank.vocabulary import encode_texts
 
     assert config.query_language is not None and config.doc_language is not None
+    assert config.max_doc_len is not None  # resolved_config fills it in
     topics = {t.qid: t.query for t in read_topics(config.topics)}
     examples = relevance_examples(
         read_qrels(config.qrels), read_run(config.run), config.negatives_per_query, topics
