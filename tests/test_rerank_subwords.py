@@ -97,11 +97,15 @@ def test_knrm_starts_from_the_subword_table_unless_asked_for_random_words(
     base = dict(collection=TINY_FR, topics=TOPICS, qrels=QRELS, run=run, output=run)
     default = resolved_config(TrainConfig(**base))  # type: ignore[arg-type]
     assert str(default.embeddings) == "use-m3-tokens"
-    assert default.train_embeddings == "no"  # the settings measured best on dev
-    assert (default.max_doc_len, default.lr) == (50, 0.01)
+    # The settings measured best on dev: the table trains too, for 3 epochs at 3e-4.
+    assert (default.train_embeddings, default.epochs) == ("yes", 3)
+    assert (default.max_doc_len, default.lr) == (50, 3e-4)
+    frozen = resolved_config(TrainConfig(**base, train_embeddings="no"))  # type: ignore[arg-type]
+    assert frozen.lr == 0.01  # only the ranking layer learns
     random = resolved_config(TrainConfig(**base, embeddings=Path("none")))  # type: ignore[arg-type]
     assert str(random.embeddings) == "none" and random.train_embeddings == "yes"
-    assert (random.max_doc_len, random.lr) == (300, 0.001)  # the word-level model's, as before
+    # The word-level model's settings, as before.
+    assert (random.max_doc_len, random.lr, random.epochs) == (300, 0.001, 10)
     # Another width, or tied word rows, are word-level set-ups: random vectors as before.
     assert resolved_config(TrainConfig(**base, dim=64)).embeddings is None  # type: ignore[arg-type]
     tied = TrainConfig(**base, tie_embeddings=True)  # type: ignore[arg-type]

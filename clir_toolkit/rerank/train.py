@@ -227,6 +227,7 @@ def _save_model(
 def _phases(config: TrainConfig, has_parallel: bool) -> list[str]:
     """The phase of each epoch: parallel pre-training first, then relevance training."""
     pre = ["parallel"] * config.parallel_epochs if has_parallel else []
+    assert config.epochs is not None  # resolved_config fills it in
     return pre + ["relevance"] * config.epochs
 
 
