@@ -18,7 +18,7 @@ from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import read_run
 from clir_toolkit.rerank import subwords
 from clir_toolkit.rerank.model_file import load_model
-from clir_toolkit.rerank.score import score_run
+from clir_toolkit.rerank.score import SUBWORD_INTERPOLATION, score_run
 from clir_toolkit.rerank.train import train_reranker
 from clir_toolkit.rerank.train_config import TrainConfig, resolved_config
 from clir_toolkit.rerank.vocabulary import Vocabulary
@@ -142,6 +142,10 @@ def test_knrm_on_the_subword_table_trains_saves_and_scores_without_the_table(
 
     first = _score(report.output, first_stage, tmp_path / "a.trec", tmp_path)
     assert len(first) == len(read_run(first_stage))
+    if train_embeddings == "no":  # interpolated with the first stage at the measured λ
+        mixed = _score(report.output, first_stage, tmp_path / "m.trec", tmp_path,
+                       interpolate=SUBWORD_INTERPOLATION)  # fmt: skip
+        assert first == mixed
     # The model file holds the rows it needs: scoring reads the tokeniser, not the table.
     subwords._codes.cache_clear()
 
