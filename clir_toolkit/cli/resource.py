@@ -15,7 +15,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "resource",
         parents=[common],
-        help="translation resources: dictionary coverage, parallel text, WordNet",
+        help="resources: dictionary coverage, parallel text, WordNet, the Java class archive",
         description="Build or inspect the translation resources, offline, from installed packages.",
     )
     resource = p.add_subparsers(dest="resource_command", metavar="WHAT", required=True)
