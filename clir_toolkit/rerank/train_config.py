@@ -21,6 +21,7 @@ from typing import Any
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
+from clir_toolkit.rerank.model_file import TEXT_LENGTH_PARAMS
 
 MODELS = MODEL_NAMES
 ENCODERS = ("avg", "cnn", "lstm")
@@ -133,8 +134,7 @@ TRAIN_PARAMS = with_defaults(
               above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
         Param("dim", int, doc="embedding size", minimum=1,
               optional=True, flag="--dim"),
-        Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
-        Param("max_doc_len", int, doc="document words read", minimum=1, flag="--max-doc-len"),
+        *TEXT_LENGTH_PARAMS.values(),
         Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
               flag="--min-count"),
         Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,
