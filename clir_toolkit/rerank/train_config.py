@@ -29,6 +29,9 @@ LOSSES = LOSS_NAMES
 DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
 DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
 DEFAULT_BATCH_SIZE = 128
+MAX_DIM = 10_000
+"""The largest embedding size trained: each table is vocabulary × dim floats, so that a
+mistyped --dim 100000 would ask for tens of gigabytes (the thesis used 300)."""
 FLOAT32_MAX = 3.4028234663852886e38
 PATH_FIELDS = (
     "collection",
@@ -132,7 +135,7 @@ TRAIN_PARAMS = with_defaults(
               minimum=1, optional=True, flag="--batch-size"),
         Param("lr", float, doc="Adam's learning rate",
               above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
-        Param("dim", int, doc="embedding size", minimum=1,
+        Param("dim", int, doc="embedding size", minimum=1, maximum=MAX_DIM,
               optional=True, flag="--dim"),
         *TEXT_LENGTH_PARAMS.values(),
         Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
