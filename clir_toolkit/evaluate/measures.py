@@ -88,7 +88,23 @@ def _parse_one(name: str) -> Any:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ClirError(f"unknown measure {name!r}: {reason} ({_MEASURE_HELP})") from None
     _check_counts(name, measure)
+    _check_computable(name, measure)
     return measure
+
+
+def _check_computable(name: str, measure: Any) -> None:
+    """Some installed evaluator of ir_measures computes ``measure``: otherwise ir_measures
+    would fail in the middle of the evaluation (``Unsupported measures``)."""
+    import ir_measures
+
+    able = [p for p in ir_measures.providers.registry.values() if p.supports(measure)]
+    if not able:
+        raise ClirError(
+            f"measure {name!r}: no evaluator of ir_measures computes it ({_MEASURE_HELP})"
+        )
+    if not any(provider.is_available() for provider in able):
+        needed = " or ".join(f"pip install 'ir-measures[{p.NAME}]'" for p in able)
+        raise ClirError(f"measure {name!r}: its evaluator is not installed ({needed})")
 
 
 def parse_measures(spec: str | Sequence[str] | None) -> list:
