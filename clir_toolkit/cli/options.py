@@ -189,7 +189,10 @@ def add_options(
             # An option left to its config (given_only) may be shared by two configs with
             # different ranges (clir rerank train's --lr): argparse checks the type and the
             # sizes every number has, the config the range (check_options), before any work.
-            options["type"] = option_type(_type_only(param) if given_only else param)
+            # argparse checks a choice itself (``invalid choice: 'x' (choose from ...)``), its
+            # list including plug-ins' names that are installed.
+            checked = dataclasses.replace(param, choices=())
+            options["type"] = option_type(_type_only(checked) if given_only else checked)
             options["default"] = None if given_only else param.default
             if param.choices:
                 options["choices"] = param.choices
