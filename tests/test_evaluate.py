@@ -131,11 +131,6 @@ def test_a_run_without_any_judged_query_is_refused_not_scored_zero(tmp_path: Pat
     result = run_clir("eval", "--qrels", str(qrels), str(run))
     assert_one_line_error(result, f"{run}: answers none of the 2 queries")
     assert result.stdout == ""
-    # An empty run is a system that found nothing: it scores 0, as before.
-    empty = tmp_path / "empty.trec"
-    empty.write_text("", encoding="utf-8")
-    zero = evaluate_runs(qrels, [empty], measures=["nDCG@10", "AP"])
-    assert zero.means["empty"] == {"nDCG@10": 0.0, "AP": 0.0}
 
 
 def test_a_partly_unjudged_run_is_evaluated_with_one_warning_line(tmp_path: Path) -> None:

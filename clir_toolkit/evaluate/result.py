@@ -112,9 +112,8 @@ def _read_judged_run(
     """The run's documents for the queries the qrels judge, and the queries it answers that
     they do not judge (ignored, as trec_eval ignores them).
 
-    A run whose queries are all unjudged is refused: it is almost always a run of another
-    split or collection, and would only print zeros. An empty run (a system that found
-    nothing) is evaluated: it scores 0.
+    A run that answers none of the judged queries is refused: it is almost always a run of
+    another split or collection, and would only print zeros.
     """
     import ir_measures
 
@@ -128,11 +127,11 @@ def _read_judged_run(
         if row.qid in judged
     ]
     unjudged = {row.qid for row in rows} - judged
-    if not run and unjudged:
+    if not run:
+        own = f"its {len(unjudged)} queries are all unjudged there" if unjudged else "it is empty"
         raise ClirError(
-            f"{run_path}: answers none of the {len(qids)} queries of {qrels_path} (its "
-            f"{len(unjudged)} queries are all unjudged there; evaluate runs of the split and "
-            "collection the qrels judge)"
+            f"{run_path}: answers none of the {len(qids)} queries of {qrels_path} ({own}; "
+            "evaluate runs of the split and collection the qrels judge)"
         )
     return run, unjudged
 
