@@ -127,11 +127,11 @@ def _read_judged_run(
         if row.qid in judged
     ]
     unjudged = {row.qid for row in rows} - judged
-    if not run:
-        own = f"its {len(unjudged)} queries are all unjudged there" if unjudged else "it is empty"
+    if not run:  # read_run refuses an empty file: the run's queries are all unjudged
         raise ClirError(
-            f"{run_path}: answers none of the {len(qids)} queries of {qrels_path} ({own}; "
-            "evaluate runs of the split and collection the qrels judge)"
+            f"{run_path}: answers none of the {len(qids)} queries of {qrels_path} (its "
+            f"{len(unjudged)} queries are all unjudged there; evaluate runs of the split and "
+            "collection the qrels judge)"
         )
     return run, unjudged
 
