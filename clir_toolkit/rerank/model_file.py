@@ -192,15 +192,6 @@ def check_state_dict(
     than the file has, and each stored tensor must have the storage its shape claims (a
     tensor expanded with zero strides has the right shape and almost no data).
     """
-    needed, held = weight_bytes(module), path.stat().st_size
-    if needed > held:
-        raise FormatError(
-            path,
-            None,
-            f"not {what}: its configuration makes a model of {needed:,} bytes of weights, "
-            f"more than the file's {held:,} bytes",
-            fix,
-        )
     expected = module.state_dict()
     for name in expected:
         if name not in state:
@@ -217,14 +208,24 @@ def check_state_dict(
             raise FormatError(
                 path, None, f"tensor {name!r} holds {tensor.dtype}, expected floating point", fix
             )
+    needed, held = weight_bytes(module), path.stat().st_size
+    if needed > held:
+        raise FormatError(
+            path,
+            None,
+            f"not {what}: its configuration makes a model of {needed:,} bytes of weights, "
+            f"more than the file's {held:,} bytes",
+            fix,
+        )
+    for name, tensor in state.items():
         claimed = tensor.numel() * tensor.element_size()
         stored = tensor.untyped_storage().nbytes()
         if claimed > stored:
             raise FormatError(
                 path,
                 None,
-                f"tensor {name!r} of shape {shape} claims {claimed:,} bytes but stores "
-                f"{stored:,} (not {what})",
+                f"tensor {name!r} of shape {tuple(tensor.shape)} claims {claimed:,} bytes but "
+                f"stores {stored:,} (not {what})",
                 fix,
             )
 
