@@ -17,10 +17,12 @@ import _thread
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
 from clir_toolkit import progress
 from clir_toolkit.cli import (
@@ -48,10 +50,43 @@ COMMANDS = (
 """The command modules, in the order ``clir --help`` lists them."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, with its errors in one line as every other error of ``clir``.
+
+    argparse prints the whole usage and then the message; here the message alone, naming
+    the option and what it accepts, with where to read more:
+    ``clir: error: argument --hits: expected an integer at least 1, found "abc" (see clir
+    search --help)``, exit status 2. A missing or unknown command (or action of a command
+    such as ``clir rerank``) lists the ones there are. Sub-parsers are of the same class
+    (argparse makes them so), so that this holds for every command.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"clir: error: {self.one_line(message)}\n")
+
+    def one_line(self, message: str) -> str:
+        """argparse's ``message`` in the words of ``clir``, on one line."""
+        message = " ".join(message.split())
+        for action in self._actions:
+            if not isinstance(action, argparse._SubParsersAction) or not action.metavar:
+                continue
+            noun, names = str(action.metavar).lower(), ", ".join(action.choices or ())
+            if message == f"the following arguments are required: {action.metavar}":
+                article = "an" if noun[0] in "aeiou" else "a"
+                return f"give {article} {noun}: {names} ({self.prog} --help says what each does)"
+            given = re.fullmatch(
+                rf"argument {re.escape(str(action.metavar))}: invalid choice: (.*?) \(choose .*",
+                message,
+            )
+            if given:
+                return f"unknown {noun} {given.group(1)} ({self.prog} has: {names})"
+        return f"{message} (see {self.prog} --help)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``clir`` and every sub-command (each module registers its own)."""
     common = _common_options()
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="clir",
         description="Cross-language information retrieval: BM25 over Lucene with query "
         "translation, neural reranking, evaluation with significance tests.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,5 +64,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         correction=args.correction,
         alpha=args.alpha,
     )
+    if not args.quiet:
+        for line in result.coverage_warnings(args.qrels):
+            print(f"clir: warning: {line}", file=sys.stderr)
     print(format_result(result, args.format, per_query=args.per_query))
     return 0
