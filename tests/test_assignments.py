@@ -170,7 +170,9 @@ HINGE = BROKEN["sosl"][0]
 EVERY_CHECK_FAILS = "score: 0 / 10 (not yet)"
 
 #: Student modules that try to pass without earning it, or to stop the grader: the line
-#: each check's row must show, and the real score.
+#: a check's row must show, and the real score. Graded with a time limit of 2 s per check
+#: when they loop, 120 s otherwise (so that a loaded machine cannot turn an exit into a
+#: time-out).
 HOSTILE = {
     "sys.exit(0) at import": (
         "import sys\nsys.exit(0)\n",
@@ -192,14 +194,18 @@ HOSTILE = {
         "FAIL: exited inside sosl() (status 0)",
         EVERY_CHECK_FAILS,
     ),
+    "an infinite loop at import": (
+        "while True:\n    pass\n",
+        "FAIL: timed out after 2 s during import",
+        EVERY_CHECK_FAILS,
+    ),
     "an infinite loop": (
         "def sosl(scores, grades, thresholds=None):\n    while True:\n        pass\n",
         "FAIL: timed out after 2 s inside sosl()",
         EVERY_CHECK_FAILS,
     ),
     "a memory hog": (
-        "def sosl(scores, grades, thresholds=None):\n"
-        "    return [bytearray(1 << 20) for _ in range(100_000)]\n",
+        "def sosl(scores, grades, thresholds=None):\n    return bytearray(8 << 30)\n",
         "FAIL: ran out of memory inside sosl() (the limit is 1.5 GiB)",
         EVERY_CHECK_FAILS,
     ),
@@ -221,8 +227,9 @@ def test_a_hostile_module_can_neither_pass_nor_hang_the_grader(case: str, tmp_pa
     says why; the table and the exit status come from the grader, which keeps going."""
     source, line, score = HOSTILE[case]
     (tmp_path / "sosl.py").write_text(source, encoding="utf-8")
+    seconds = "2" if "loop" in case else "120"
     checked = run_clir("assignment", "check", "sosl", "--dir", str(tmp_path),
-                       "--time-limit", "2", "--memory-limit", "1.5")  # fmt: skip
+                       "--time-limit", seconds, "--memory-limit", "1.5")  # fmt: skip
     assert checked.returncode == 1, checked.stdout + checked.stderr
     rows = checked.stdout.splitlines()
     assert rows[0] == f"sosl: {tmp_path / 'sosl.py'}" and rows[1].startswith("check")

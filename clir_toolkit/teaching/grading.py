@@ -34,6 +34,7 @@ from typing import Any
 
 from clir_toolkit.errors import FormatError, OutputError, UsageError
 from clir_toolkit.teaching.sandbox import (
+    STARTUP_SECONDS,
     ImportFailed,
     Limits,
     Remote,
@@ -46,10 +47,10 @@ from clir_toolkit.teaching.sandbox import (
 
 @dataclass(frozen=True)
 class Timing:
-    """A timing ceiling: ``run(functions, data)`` on the data ``prepare()`` builds, timed on
-    the student's functions in their process and on the reference in the grader's; the
-    student's best of three runs may take at most ``factor`` × the reference's best plus
-    ``floor`` seconds."""
+    """A timing ceiling: ``run(functions, data)`` on the data ``prepare()`` builds, run on
+    the student's functions in their process and on the reference in a process like it,
+    timed from the grader's; the student's best of three runs may take at most ``factor``
+    × the reference's best plus ``floor`` seconds."""
 
     prepare: Callable[[], Any]
     run: Callable[[Any, Any], object]
@@ -229,28 +230,34 @@ def _run(assignment: Assignment, index: int, check: Check, student: StudentProce
 
 def _within_time(assignment: Assignment, index: int, timing: Timing,
                  student: StudentProcess) -> None:  # fmt: skip
-    """The timing ceiling: the reference timed here, the student's functions timed from
-    here while they run in the child (the time of the messages included: milliseconds)."""
-
-    def best(action: Callable[[], object]) -> float:
-        times = []
+    """The timing ceiling: the reference runs the workload in a process of its own, started
+    as the student's is, and the two are timed from here the same way, in turns (so that
+    a machine busy for a moment slows both)."""
+    reference = StudentProcess(assignment.name, None, student.directory, student.limits)
+    try:
+        reference.start()
+        reference.allow(STARTUP_SECONDS)
+        reference.prepare(index)
+        student.prepare(index)
+        reference_times, student_times = [], []
         for _ in range(3):
-            started = time.perf_counter()
-            action()
-            times.append(time.perf_counter() - started)
-        return min(times)
-
-    data = timing.prepare()
-    reference = assignment.reference()
-    reference_seconds = best(lambda: timing.run(reference, data))
+            reference_times.append(_seconds(lambda: reference.workload(index)))
+            student_times.append(_seconds(lambda: student.workload(index)))
+    finally:
+        reference.stop()
+    reference_seconds, seconds = min(reference_times), min(student_times)
     ceiling = timing.factor * reference_seconds + timing.floor
-    student.prepare(index)
-    seconds = best(lambda: student.workload(index))
     assert seconds <= ceiling, (
         f"{timing.what} took {seconds:.3f} s; the ceiling is {ceiling:.3f} s "
         f"({timing.factor:g} × the reference's {reference_seconds:.3f} s + {timing.floor:g} s):"
         " vectorise"
     )
+
+
+def _seconds(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
 
 
 def _message(exc: BaseException) -> str:

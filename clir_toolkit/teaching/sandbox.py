@@ -76,11 +76,16 @@ class ImportFailed(Exception):
         self.message = message
 
 
-def send(fd: int, payload: bytes) -> None:
-    """Write one message on ``fd``."""
+def send(fd: int, payload: bytes, deadline: float | None = None) -> None:
+    """Write one message on ``fd``; :class:`TimeoutError` at ``deadline`` (a process that
+    stopped reading would otherwise block a large message for ever)."""
     data = memoryview(HEADER.pack(len(payload)) + payload)
     while data:
-        data = data[os.write(fd, data) :]
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([], [fd], [], remaining)[1]:
+                raise TimeoutError
+        data = data[os.write(fd, data[: 1 << 16]) :]
 
 
 def receive(fd: int, deadline: float, largest: int = LARGEST_REPLY) -> bytes | None:
@@ -130,7 +135,7 @@ def decode_reply(payload: bytes) -> dict[str, Any]:
 
 
 class StudentProcess:
-    """One child process holding the student's module (or the reference, ``reference=True``).
+    """One child process holding the student's module at ``path`` (None: the reference).
 
     :meth:`start` imports the module there; :meth:`call`, :meth:`gradient`,
     :meth:`prepare` and :meth:`workload` run in it, answered within the time that
@@ -164,7 +169,10 @@ class StudentProcess:
         to_child_read, to_child_write = os.pipe()
         from_child_read, from_child_write = os.pipe()
         root = str(Path(__file__).resolve().parents[2])
-        command = [sys.executable, "-I", "-c",
+        # -P: the student's directory (the working directory) is not on sys.path, so that
+        # a file of theirs named like a module (random.py) does not replace it; the
+        # toolkit's own root goes first, as the grader found it.
+        command = [sys.executable, "-P", "-c",
                    f"import sys; sys.path.insert(0, {root!r}); "
                    "from clir_toolkit.teaching.child import main; main()",
                    str(to_child_read), str(from_child_write), self.assignment,
@@ -195,8 +203,13 @@ class StudentProcess:
         reply = self._reply()
         if "import_error" in reply:
             self.stop()
-            raise ImportFailed(reply.get("line"), str(reply["import_error"]))
-        self.functions = tuple(str(name) for name in reply["functions"])
+            line = reply.get("line")
+            raise ImportFailed(line if isinstance(line, int) else None, str(reply["import_error"]))
+        functions = reply.get("functions")
+        if not isinstance(functions, list):  # something else wrote on the pipe
+            self.stop()
+            raise StudentGone("wrote on the grader's pipe during import (not a reply)")
+        self.functions = tuple(str(name) for name in functions)
         return self.functions
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -245,10 +258,17 @@ class StudentProcess:
         self.process.wait()
 
     def _send(self, message: tuple[Any, ...]) -> None:
+        payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        started = time.monotonic()
         try:
-            send(self.to_child, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-        except (BrokenPipeError, OSError):
+            send(self.to_child, payload, self.deadline or started + self.budget)
+        except TimeoutError:
+            self.stop()
+            raise self._timed_out() from None
+        except OSError:  # a broken pipe: the child is gone
             raise self._gone() from None
+        finally:
+            self.budget -= time.monotonic() - started
 
     def _reply(self) -> dict[str, Any]:
         started = time.monotonic()
@@ -257,10 +277,7 @@ class StudentProcess:
             reply = decode_reply(payload) if payload is not None else None
         except TimeoutError:
             self.stop()
-            if self.phase == "while starting":
-                raise StudentGone(f"the grader's process did not start within "
-                                  f"{STARTUP_SECONDS:g} s") from None  # fmt: skip
-            raise StudentGone(f"timed out after {self.limits.seconds:g} s {self.phase}") from None
+            raise self._timed_out() from None
         except Exception:  # noqa: BLE001 (anything unreadable on the grader's pipe)
             self.stop()
             raise StudentGone(f"wrote on the grader's pipe {self.phase} (not a reply)") from None
@@ -276,6 +293,11 @@ class StudentProcess:
                 f"ran out of memory {self.phase} (the limit is {_gib(self.limits.memory)})"
             )
         return reply
+
+    def _timed_out(self) -> StudentGone:
+        if self.phase == "while starting":
+            return StudentGone(f"the grader's process did not start within {STARTUP_SECONDS:g} s")
+        return StudentGone(f"timed out after {self.limits.seconds:g} s {self.phase}")
 
     def _gone(self) -> StudentGone:
         """What the grade table says of a child that stopped answering."""
