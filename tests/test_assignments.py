@@ -3,6 +3,7 @@ deliberately broken student modules on the checks they break, and starts from sk
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,33 @@ def test_the_module_runs_in_its_own_directory(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines()[-1] == "score: 10 / 10 (all checks passed)"
     assert (work / "written-at-import").is_file() and not list(elsewhere.iterdir())
+
+
+def test_a_process_the_module_leaves_behind_does_not_keep_check_waiting(tmp_path: Path) -> None:
+    """A daemon the module starts (a new session: out of reach of the process-group kill)
+    holds none of the caller's pipes, so ``check`` and whoever reads its output finish; what
+    the module printed reaches standard error, not the table."""
+    import os
+    import signal
+
+    daemon = (
+        "import os, time\n"
+        "print('printed by the module')\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+    )
+    (tmp_path / "sosl.py").write_text(SOSL + daemon, encoding="utf-8")
+    try:
+        checked = run_clir("assignment", "check", "sosl", "--dir", str(tmp_path))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert checked.stdout.splitlines()[-1] == "score: 10 / 10 (all checks passed)"
+        assert "printed by the module" in checked.stderr
+        assert "printed by the module" not in checked.stdout
+    finally:
+        if (tmp_path / "daemon.pid").is_file():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int((tmp_path / "daemon.pid").read_text()), signal.SIGKILL)

@@ -193,13 +193,14 @@ def grade(assignment: Assignment, path: Path | None, collection: Path | None = N
                 earned, message = 0, broken_import
             else:
                 earned, message = _run(assignment, index, check, student, collection)
+            student.relay()
             results.append(CheckResult(check.name, check.points, earned,
                                        time.perf_counter() - started, message))  # fmt: skip
     except ImportFailed as exc:
         assert path is not None
         raise FormatError(path, exc.line, f"cannot be imported: {exc.message}") from None
     finally:
-        student.stop()
+        student.close()
     return Grade(assignment.name, source, tuple(results))
 
 
@@ -244,7 +245,7 @@ def _within_time(assignment: Assignment, index: int, timing: Timing,
             reference_times.append(_seconds(lambda: reference.workload(index)))
             student_times.append(_seconds(lambda: student.workload(index)))
     finally:
-        reference.stop()
+        reference.close()
     reference_seconds, seconds = min(reference_times), min(student_times)
     ceiling = timing.factor * reference_seconds + timing.floor
     assert seconds <= ceiling, (

@@ -28,6 +28,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,9 @@ HEADER = struct.Struct("!Q")
 LARGEST_REPLY = 1 << 30
 """The longest reply the parent reads (1 GiB): a larger one is the student's code writing
 on the grader's pipe, and ends the child."""
+
+LARGEST_OUTPUT = 1 << 20
+"""How much of what the student's code prints the grader passes on (1 MiB)."""
 
 STARTUP_SECONDS = 300.0
 """How long the child may take to start Python, torch and the toolkit (not the student's
@@ -153,6 +157,11 @@ class StudentProcess:
         self.budget = 0.0
         self.deadline: float | None = None
         self.phase = "during import"
+        self.output = tempfile.TemporaryFile()  # noqa: SIM115 (kept open across restarts)
+        """What the student's code prints: a file, not the grader's own standard error,
+        so that a process the student's code leaves behind holds no pipe of the caller's
+        open (a CI job would wait for it); :meth:`relay` passes it on."""
+        self.shown = 0
 
     @property
     def alive(self) -> bool:
@@ -183,8 +192,8 @@ class StudentProcess:
                 command,
                 cwd=self.directory,
                 stdin=subprocess.DEVNULL,
-                stdout=2,
-                stderr=2,
+                stdout=self.output,
+                stderr=self.output,
                 pass_fds=(to_child_read, from_child_write),
                 start_new_session=True,
             )
@@ -244,6 +253,24 @@ class StudentProcess:
         self.phase = "inside the timed workload"
         self._send(("workload", check))
         self._reply()
+
+    def relay(self) -> None:
+        """Copy to standard error what the student's code printed since the last call (up
+        to :data:`LARGEST_OUTPUT` in all)."""
+        self.output.seek(self.shown)
+        text = self.output.read(max(0, LARGEST_OUTPUT - self.shown))
+        self.shown += len(text)
+        if text:
+            sys.stderr.write(text.decode("utf-8", "replace"))
+            if self.shown >= LARGEST_OUTPUT:
+                sys.stderr.write("\n(the rest of the module's output is not shown)\n")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        """:meth:`stop`, then pass on the last output and drop it."""
+        self.stop()
+        self.relay()
+        self.output.close()
 
     def stop(self) -> None:
         """End the child and everything it started (its process group)."""
