@@ -11,6 +11,7 @@ run a timing check's workload. It replies with the raw values only: the grader c
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import pickle
 import resource
@@ -22,14 +23,13 @@ from typing import Any
 
 from clir_toolkit.teaching.sandbox import encode_reply, receive, send
 
-FOREVER = float("inf")
-
 
 def main() -> None:
     """Serve the grader until it closes the pipe."""
     reading, writing, assignment_name, memory, source = sys.argv[1:6]
     reading_fd, writing_fd = int(reading), int(writing)
-    resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
+    with contextlib.suppress(ValueError, OSError):  # a system that refuses it (macOS may)
+        resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
     import torch  # noqa: F401 (before the student's code, as the grader's own import)
 
     from clir_toolkit.teaching import assignment
@@ -38,15 +38,21 @@ def main() -> None:
     path = None if source == "--reference" else Path(source)
     server = _Server(item, path, writing_fd)
     server.reply({"started": True})
+    # No deadline here: the grader decides how long to wait, and kills this process.
     while (payload := receive(reading_fd, time.monotonic() + 10**9)) is not None:
         server.handle(pickle.loads(payload))
 
 
 class _Server:
+    """Answers the grader's messages with the student's module (``path``; None: the
+    reference of the assignment ``item``)."""
+
     def __init__(self, item: Any, path: Path | None, writing_fd: int) -> None:
         self.item, self.path, self.writing_fd = item, path, writing_fd
         self.module: Any = None
         self.graphs: dict[int, tuple[Any, list[Any]]] = {}
+        """The values (and the leaves they depend on) whose gradient may be asked for."""
+        self.calls = 0
         self.workloads: dict[int, Any] = {}
 
     def reply(self, reply: dict[str, Any]) -> None:
@@ -106,7 +112,8 @@ class _Server:
         leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
         reply: dict[str, Any] = {"value": plain(value)}
         if leaves and isinstance(value, torch.Tensor) and value.requires_grad:
-            grad_id = len(self.graphs)
+            self.calls += 1
+            grad_id = self.calls
             self.graphs[grad_id] = (value, leaves)
             reply["grad_id"] = grad_id
         return reply
