@@ -258,13 +258,14 @@ def test_a_process_the_module_leaves_behind_does_not_keep_check_waiting(tmp_path
     import os
     import signal
 
+    pid_file = tmp_path / "daemon.pid"
     daemon = (
         "import os, time\n"
         "print('printed by the module')\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        "        open('daemon.pid', 'w').write(str(os.getpid()))\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
         "        time.sleep(600)\n"
         "    os._exit(0)\n"
     )
@@ -276,6 +277,6 @@ def test_a_process_the_module_leaves_behind_does_not_keep_check_waiting(tmp_path
         assert "printed by the module" in checked.stderr
         assert "printed by the module" not in checked.stdout
     finally:
-        if (tmp_path / "daemon.pid").is_file():
+        if pid_file.is_file():
             with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int((tmp_path / "daemon.pid").read_text()), signal.SIGKILL)
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
