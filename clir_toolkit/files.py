@@ -284,18 +284,18 @@ def check_not_an_input(
     output: str | Path,
     inputs: Iterable[str | Path],
     *,
-    containers: Mapping[str, Iterable[str]],
+    containers: Mapping[str, Callable[[Path], bool]],
     option: str | None = None,
 ) -> None:
     """Refuse, in one line and before any work, to write ``output`` where it would destroy
     what the command reads or what the toolkit built.
 
     ``inputs``: the command's input paths; the output may not be one of them, through
-    symbolic or hard links. ``containers``: what a kind of directory is → the files that
-    mark it (``"an index"`` → ``clir-index.json``); the output may not lie inside such a
-    directory (a file of a collection or of an index, whose checksums and Lucene files must
-    stay as they were built), though it may be one (``clir index`` replaces an index).
-    ``option`` names the output in the message.
+    symbolic or hard links. ``containers``: what a kind of directory is → whether a
+    directory is one (``"an index"`` → holds ``clir-index.json``); the output may not lie
+    inside such a directory (a file of a collection or of an index, whose checksums and
+    Lucene files must stay as they were built), though it may be one (``clir index``
+    replaces an index). ``option`` names the output in the message.
     """
     if is_stdout(output):
         return
@@ -308,8 +308,8 @@ def check_not_an_input(
             )
     real = Path(os.path.realpath(absolute(output)))
     for directory in real.parents:
-        for what, markers in containers.items():
-            if all((directory / marker).is_file() for marker in markers):
+        for what, is_one in containers.items():
+            if is_one(directory):
                 raise OutputError(
                     f"{named}: is inside {what} ({directory}), whose files must stay as they "
                     "were built; nothing was done (write it outside that directory)"

@@ -26,11 +26,23 @@ from clir_toolkit.files import check_not_an_input, is_stdout
 DECLARED = "output_options"
 """Where the namespace of a parsed command keeps its :class:`Output` declarations."""
 
-CONTAINERS = {
-    "an index": ("clir-index.json",),
-    "a collection": ("manifest.json", "corpus.jsonl"),
-}
-"""Directories whose files no output may replace, by the files that mark them."""
+
+def _is_index(directory: Path) -> bool:
+    from clir_toolkit.index import SIDECAR
+
+    return (directory / SIDECAR).is_file()
+
+
+def _is_collection(directory: Path) -> bool:
+    from clir_toolkit.collection import CORPUS_NAMES, MANIFEST
+
+    return (directory / MANIFEST).is_file() and any(
+        (directory / name).is_file() for name in CORPUS_NAMES
+    )
+
+
+CONTAINERS = {"an index": _is_index, "a collection": _is_collection}
+"""Directories whose files no output may replace, and how each kind is recognised."""
 
 
 @dataclass(frozen=True)
