@@ -304,7 +304,7 @@ def check_not_an_input(
         if not is_stdout(given) and _same_file(Path(output), Path(given)):
             raise OutputError(
                 f"{named}: is the input {given}; writing it would destroy that input, so "
-                "nothing was done (choose another output path)"
+                "nothing was changed (choose another output path)"
             )
     real = Path(os.path.realpath(absolute(output)))
     for directory in real.parents:
@@ -312,7 +312,7 @@ def check_not_an_input(
             if is_one(directory):
                 raise OutputError(
                     f"{named}: is inside {what} ({directory}), whose files must stay as they "
-                    "were built; nothing was done (write it outside that directory)"
+                    "were built; nothing was changed (write it outside that directory)"
                 )
 
 

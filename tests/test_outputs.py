@@ -136,7 +136,7 @@ def test_an_output_that_would_destroy_an_input_is_refused_and_the_input_kept(
     args, kept = case(index, run, tmp_path)
     before = kept.read_bytes()
     result = run_clir(*args)
-    assert_one_line_error(result, "nothing was done")
+    assert_one_line_error(result, "nothing was changed")
     assert kept.read_bytes() == before
     assert not kept.is_symlink() and stat.S_ISREG(kept.stat().st_mode)
 
