@@ -109,10 +109,12 @@ def absolute(path: str | Path) -> Path:
 
 
 @contextlib.contextmanager
-def _temporary_beside(path: str | Path, create: Callable[[Path], T]) -> Iterator[tuple[Path, T]]:
+def _temporary_beside(
+    path: str | Path, create: Callable[[Path], T], named: str | Path | None = None
+) -> Iterator[tuple[Path, T]]:
     """Create a temporary ``.NAME.<random>.tmp`` beside ``path`` with ``create(name)`` and
     remove it, if it is still there, when the block ends; yield its name and what
-    ``create`` returned.
+    ``create`` returned. Errors name ``named`` (the path as the user gave it), or ``path``.
 
     The name is drawn before anything exists and the removal is armed before ``create``
     runs, so an interrupting signal leaves nothing behind at any instant (``mkstemp`` has a
@@ -126,7 +128,7 @@ def _temporary_beside(path: str | Path, create: Callable[[Path], T]) -> Iterator
         try:
             created = create(name)
         except OSError as exc:
-            raise output_error(path, exc) from None
+            raise output_error(path if named is None else named, exc) from None
         yield name, created
     finally:
         _remove_even_if_interrupted(name)
@@ -192,16 +194,19 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with _writing_stdout(mode, encoding) as handle:
             yield handle
         return
+    if _is_special(absolute(path)):  # (the kernel follows /dev/stdout to its pipe or tty)
+        with _writing_through(path, absolute(path), mode, encoding) as handle:
+            yield handle
+        return
     target = Path(os.path.realpath(absolute(path)))  # a link's target is what is replaced
     _check_parent(target)
     if target.is_dir():
         raise output_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
-    if _is_special(target):
-        with _writing_through(path, target, mode, encoding) as handle:
-            yield handle
-        return
-    new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    with _temporary_beside(target, lambda name: os.open(name, new_file, 0o666)) as (tmp, fd):
+
+    def create(name: Path) -> int:
+        return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+
+    with _temporary_beside(target, create, named=path) as (tmp, fd):
         with _full_device_names(path), _open_fd(fd, mode, encoding) as handle:
             yield handle  # (the final flush, at the end of the block, may find the device full)
         try:
