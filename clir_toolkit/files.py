@@ -296,22 +296,30 @@ def check_not_an_input(
     what the command reads or what the toolkit built.
 
     ``inputs``: the command's input paths; the output may not be one of them, through
-    symbolic or hard links. ``containers``: what a kind of directory is → whether a
-    directory is one (``"an index"`` → holds ``clir-index.json``); the output may not lie
-    inside such a directory (a file of a collection or of an index, whose checksums and
-    Lucene files must stay as they were built), though it may be one (``clir index``
-    replaces an index). ``option`` names the output in the message.
+    symbolic or hard links, nor a directory that holds one. ``containers``: what a kind of
+    directory is → whether a directory is one (``"an index"`` → holds
+    ``clir-index.json``); the output may not lie inside such a directory (a file of a
+    collection or of an index, whose checksums and Lucene files must stay as they were
+    built), though it may be one (``clir index`` replaces an index). ``option`` names the
+    output in the message.
     """
     if is_stdout(output):
         return
     named = f"{option} {output}" if option else str(output)
+    real = Path(os.path.realpath(absolute(output)))
     for given in inputs:
-        if not is_stdout(given) and _same_file(Path(output), Path(given)):
+        if is_stdout(given):
+            continue
+        if _same_file(Path(output), Path(given)):
             raise OutputError(
                 f"{named}: is the input {given}; writing it would destroy that input, so "
                 "nothing was changed (choose another output path)"
             )
-    real = Path(os.path.realpath(absolute(output)))
+        if real in Path(os.path.realpath(absolute(given))).parents:  # a directory replaced
+            raise OutputError(
+                f"{named}: holds the input {given}; replacing it would destroy that input, "
+                "so nothing was changed (choose another output path)"
+            )
     for directory in real.parents:
         for what, is_one in containers.items():
             if is_one(directory):

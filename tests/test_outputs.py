@@ -107,6 +107,11 @@ def _index_over_its_collection(index: Path, run: Path, tmp: Path) -> Made:
     )
 
 
+def _index_over_the_index_holding_its_collection(index: Path, run: Path, tmp: Path) -> Made:
+    inside = shutil.copytree(TINY_FR, index / "coll")
+    return ["index", "--collection", str(inside), "--index", str(index)], inside / "corpus.jsonl"
+
+
 Case = Callable[[Path, Path, Path], Made]
 
 
@@ -124,6 +129,7 @@ Case = Callable[[Path, Path, Path], Made]
         _search_into_the_index,
         _search_to_a_new_file_inside_the_index,
         _index_over_its_collection,
+        _index_over_the_index_holding_its_collection,
     ],
     ids=lambda case: case.__name__.lstrip("_"),
 )
