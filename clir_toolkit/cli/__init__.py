@@ -41,6 +41,7 @@ from clir_toolkit.cli import (
     search,
 )
 from clir_toolkit.cli.options import _common_options
+from clir_toolkit.cli.outputs import check_outputs
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 COMMANDS = (
@@ -176,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with signals_as_exceptions():
+            check_outputs(args)  # before any work: an output must not destroy an input
             if getattr(args, "java_heap", None):
                 from clir_toolkit import jvm
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.evaluate.compare import DEFAULT_MEASURE, DEFAULT_TOP
 from clir_toolkit.evaluate.compare_plot import PLOT_SUFFIXES
@@ -46,9 +47,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         choices=TESTS,
         help="paired test (default: ttest)",
     )
-    p.add_argument(
+    add_output(
+        p,
         "--plot",
-        type=Path,
         metavar="FILE",
         help=f"write the sorted per-query delta chart to FILE ({', '.join(PLOT_SUFFIXES)}); "
         "an .html page also holds the tables of the largest wins and losses",

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.outputs import add_output
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
@@ -19,7 +21,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     embed = p.add_subparsers(dest="embed_command", metavar="ACTION", required=True)
     e = embed.add_parser("train", parents=[common], help="train aligned English–L vectors")
     e.add_argument("--lang", required=True, help="document language, e.g. fr")
-    e.add_argument("--out", required=True, type=Path, help=".vec file to write (en:/L: words)")
+    add_output(e, "--out", required=True, help=".vec file to write (en:/L: words)")
     e.add_argument("--dict", dest="dictionary", help="seed dictionary (default: per language)")
     e.add_argument("--source-text", type=Path, help="English text, one line each")
     e.add_argument("--target-text", type=Path, help="document-language text, one line each")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.options import _read_topics, _topic_options
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 
 
@@ -42,7 +43,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="English→L sentence pairs from gettext catalogs or Debian's package descriptions",
     )
     r.add_argument("--lang", required=True, help="document language, e.g. fr")
-    r.add_argument("--out", required=True, type=Path, help="TSV to write (english<TAB>L)")
+    add_output(r, "--out", required=True, help="TSV to write (english<TAB>L)")
     r.add_argument(
         "--source",
         default="gettext",
@@ -71,7 +72,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "monolingual", parents=[common], help="text of one language, one line each, for embeddings"
     )
     r.add_argument("--lang", required=True)
-    r.add_argument("--out", required=True, type=Path)
+    add_output(r, "--out", required=True, help="file to write")
     r.add_argument(
         "--corpus",
         type=Path,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
+from clir_toolkit.cli.outputs import add_output
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -19,9 +20,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "what is missing, write the runs under runs/, regenerate RESULTS.md beside the recipes.",
     )
     p.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE.toml")
-    p.add_argument(
-        "--results", type=Path, help="where to write RESULTS.md (default: beside the first recipe)"
-    )
+    add_output(p, "--results", help="where to write RESULTS.md (default: beside the first recipe)")
     p.add_argument(
         "--force",
         action="store_true",

@@ -20,6 +20,7 @@ from clir_toolkit.cli.options import (
     _translation,
     _translation_options,
 )
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 
 
@@ -33,7 +34,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--index", required=True, type=Path, help="index built by 'clir index'")
     _topic_options(p)
-    p.add_argument("--output", required=True, type=Path, help="TREC run file to write")
+    add_output(p, "--output", stdout=True, required=True, help="TREC run file to write")
     _bm25_options(p)
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
     _translation_options(p)
@@ -50,7 +51,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "term's weighted alternatives, .tsv a bag per topic.",
     )
     _topic_options(p)
-    p.add_argument("--output", required=True, type=Path, help="T.translated.tsv or .jsonl")
+    add_output(p, "--output", stdout=True, required=True, help="T.translated.tsv or .jsonl")
     p.add_argument("--target-lang", help="document language (default: the --index's language)")
     p.add_argument("--index", type=Path, help="index whose language is the target language")
     _translation_options(p)
