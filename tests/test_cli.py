@@ -28,6 +28,26 @@ def test_help_starts_neither_java_nor_torch() -> None:
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_help_lists_every_command_without_importing_any_of_them() -> None:
+    """`clir --help` lists the commands from their table: no command module, and nothing
+    their options are declared in (search, translation, reranking), is imported."""
+    code = (
+        "import sys\n"
+        "from clir_toolkit.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('clir_toolkit.cli.search', "
+        "'clir_toolkit.cli.rerank', 'clir_toolkit.search', 'clir_toolkit.translate', "
+        "'clir_toolkit.rerank', 'clir_toolkit.evaluate'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    listed = result.stdout
+    assert listed.strip().splitlines()[-1] == "[]"
+    from clir_toolkit.cli.commands import COMMANDS
+
+    for name, command in COMMANDS.items():
+        assert f"{name}" in listed and command.help.split()[0] in listed
+
+
 def test_python_dash_m_runs_the_command_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "clir_toolkit", "--version"], capture_output=True, text=True

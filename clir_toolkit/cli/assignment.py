@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+
 DEFAULT_DIR = Path("assignments")
 
 
@@ -15,7 +17,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     p = commands.add_parser(
         "assignment",
-        help="course assignments: re-implement a piece of the toolkit, graded against it",
+        help=command_help("assignment"),
         description="Assignments on the toolkit's own methods (docs/teaching.md): 'start' "
         "writes a skeleton to fill in, 'check' grades it against the toolkit's own code.",
     )

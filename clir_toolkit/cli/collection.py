@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -14,7 +15,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "collection",
         parents=[common],
-        help="build test collections (Debian man pages and package descriptions, ir_datasets)",
+        help=command_help("collection"),
         description="Build a collection directory: corpus, topics, human topics, graded "
         "qrels and manifest, split 60/20/20 into train/dev/test.",
     )

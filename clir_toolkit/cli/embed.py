@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -14,7 +15,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "embed",
         parents=[common],
-        help="cross-lingual word embeddings, trained offline",
+        help=command_help("embed"),
         description="Skip-gram vectors per language (gensim), aligned by orthogonal Procrustes "
         "on dictionary seed pairs (Smith et al. 2017), evaluated by CSLS lexicon induction.",
     )

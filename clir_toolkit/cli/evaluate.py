@@ -7,13 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
     p = commands.add_parser(
         "eval",
         parents=[common],
-        help="evaluate runs side by side",
+        help=command_help("eval"),
         description="Evaluate runs with ir_measures; paired significance "
         "tests against a baseline run.",
     )

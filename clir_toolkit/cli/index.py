@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
@@ -17,7 +18,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "index",
         parents=[common],
-        help="build a Lucene index from a collection",
+        help=command_help("index"),
         description="Index a collection directory (or a bare corpus file).",
     )
     p.add_argument(

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
@@ -17,7 +18,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "rerank",
         parents=[common],
-        help="neural reranking: train K-NRM or the dual encoder, rescore runs",
+        help=command_help("rerank"),
         description="Stage 2: train a reranker on bilingual data and rescore TREC runs "
         "(no Java: runs wherever torch does).",
     )

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _read_topics, _topic_options
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
@@ -16,7 +17,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "resource",
         parents=[common],
-        help="resources: dictionary coverage, parallel text, WordNet, the Java class archive",
+        help=command_help("resource"),
         description="Build or inspect the translation resources, offline, from installed packages.",
     )
     resource = p.add_subparsers(dest="resource_command", metavar="WHAT", required=True)

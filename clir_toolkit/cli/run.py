@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
 from clir_toolkit.cli.outputs import add_output
 
@@ -15,7 +16,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "run",
         parents=[common],
-        help="run TOML recipes and regenerate RESULTS.md",
+        help=command_help("run"),
         description="Run recipes (one TOML file per system) on their collections: build "
         "what is missing, write the runs under runs/, regenerate RESULTS.md beside the recipes.",
     )

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import (
     _bm25_options,
     _feedback,
@@ -29,7 +30,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "search",
         parents=[common],
-        help="BM25 batch search into a TREC run",
+        help=command_help("search"),
         description="Search an index with every topic; write a TREC run.",
     )
     p.add_argument("--index", required=True, type=Path, help="index built by 'clir index'")
@@ -46,7 +47,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "translate",
         parents=[common],
-        help="translate topics, for inspection",
+        help=command_help("translate"),
         description="Write what a translator produces: .jsonl keeps each "
         "term's weighted alternatives, .tsv a bag per topic.",
     )
