@@ -119,6 +119,18 @@ def test_what_ray_does_not_score_is_one_line(
     assert not output.exists()
 
 
+def test_a_cluster_address_where_nothing_answers_is_one_line(
+    models: dict[str, Path], first_stage: Path, tmp_path: Path
+) -> None:
+    """``--ray HOST:PORT`` where nothing listens: one line naming the address, exit 1, no
+    run written (Ray alone retries for minutes and does not answer SIGTERM meanwhile)."""
+    output = tmp_path / "r.trec"
+    result = run_clir(*_score(models["knrm"], first_stage, output, "--ray", "127.0.0.1:1"))
+    assert_one_line_error(result, "--ray 127.0.0.1:1: no Ray cluster answers",
+                          "ray start --head --port=1")  # fmt: skip
+    assert not output.exists()
+
+
 def test_without_ray_installed_it_is_one_line(
     models: dict[str, Path], first_stage: Path, tmp_path: Path
 ) -> None:
