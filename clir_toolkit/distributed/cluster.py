@@ -257,7 +257,8 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
     try:
         yield ray
     finally:
-        ray.shutdown()
+        with _native_stderr_discarded():  # the tasks cut short, when interrupted
+            ray.shutdown()
         _reinstall(native)
 
 
