@@ -3,6 +3,10 @@ files as one process over one index."""
 
 from __future__ import annotations
 
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +121,38 @@ def test_a_ray_client_address_is_one_line(fr_index: Path, tmp_path: Path) -> Non
     else:
         assert_one_line_error(result, "no Ray cluster answers")
     assert not (tmp_path / "r.trec").exists()
+
+
+def test_sigterm_while_ray_looks_for_the_cluster_stops_as_the_command_line_says(
+    fr_index: Path, tmp_path: Path
+) -> None:
+    """A port that accepts connections but is no Ray cluster: the probe's connection is
+    the first, ``ray.init``'s the second; SIGTERM then gives ``clir: interrupted`` and exit
+    143, not the silent exit 15 of the handler Ray installs while ``ray.init`` runs."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.settimeout(120)
+        port = listener.getsockname()[1]
+        output = tmp_path / "r.trec"
+        command = [sys.executable, "-m", "clir_toolkit.cli", "search", "--index", str(fr_index),
+                   "--topics", str(TINY_FR / "topics.dev.tsv"), "--output", str(output),
+                   "--ray", f"127.0.0.1:{port}"]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)  # fmt: skip
+        try:
+            connections = [listener.accept()[0] for _ in range(2)]
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=120)
+            for connection in connections:
+                connection.close()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 143, stderr
+    assert stderr == "clir: interrupted\n"
+    assert not output.exists()
 
 
 def test_a_killed_worker_is_retried_and_the_run_is_the_same(tmp_path: Path) -> None:

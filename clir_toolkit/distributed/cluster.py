@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.errors import Interrupted, ResourceError, UsageError
 
 INSTALL = "pip install 'clir_toolkit[ray]'"
 LOCAL = re.compile(r"local:([1-9][0-9]*)")
@@ -246,6 +246,10 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
             else:
                 with _environment(RAY_GCS_WAIT, str(round(PROBE_SECONDS))):
                     ray.init(address=address, **options)
+    except SystemExit as exc:
+        if exc.code == signal.SIGTERM:  # Ray's handler while ray.init runs: sys.exit(signum)
+            raise Interrupted(signal.SIGTERM) from None
+        raise
     except ConnectionError as exc:
         raise ResourceError(
             f"--ray {spec.label}: something answers there, but not a Ray cluster of this "
