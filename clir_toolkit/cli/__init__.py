@@ -112,7 +112,10 @@ def signals_as_exceptions() -> Iterator[None]:
     raises in the command's own code a moment later.
     """
 
+    received: list[int] = []
+
     def interrupt(signum: int, _frame: object) -> None:
+        received.append(signum)
         raise Interrupted(signum)
 
     def send_signal_later(signum: int) -> None:
@@ -133,6 +136,12 @@ def signals_as_exceptions() -> Iterator[None]:
     previous_hook, sys.unraisablehook = sys.unraisablehook, redeliver
     try:
         yield
+    except KeyboardInterrupt as exc:
+        if received and not isinstance(exc, Interrupted):
+            # Raised from a handler inside Ray's ray.get, the exception comes out as a bare
+            # KeyboardInterrupt: the signal's number is the one last received.
+            raise Interrupted(received[-1]) from None
+        raise
     finally:
         sys.unraisablehook = previous_hook
         for sig, handler in previous.items():

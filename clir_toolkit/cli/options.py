@@ -117,15 +117,18 @@ def _ray_options(parser: argparse.ArgumentParser, what: str, workers: str | None
 
 
 def _ray_cluster(args: argparse.Namespace) -> tuple[ClusterSpec, dict[str, str] | None]:
-    """The cluster of ``--ray`` and the environment its workers need (``--java-heap``)."""
-    from clir_toolkit.distributed.cluster import parse_cluster
+    """The cluster of ``--ray`` and the environment its workers need (``--java-heap``).
+    A cluster address where nothing answers is refused here, before any work is done."""
+    from clir_toolkit.distributed.cluster import check_reachable, parse_cluster
     from clir_toolkit.jvm import HEAP_ENV
 
     workers = getattr(args, "workers", None)
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be at least 1 (got {workers})")
     heap = args.java_heap or os.environ.get(HEAP_ENV)
-    return parse_cluster(args.ray), ({HEAP_ENV: heap} if heap else None)
+    cluster = parse_cluster(args.ray)
+    check_reachable(cluster)
+    return cluster, ({HEAP_ENV: heap} if heap else None)
 
 
 # -- options generated from declared parameters (clir_toolkit.params.Param) ----------------
