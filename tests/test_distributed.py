@@ -3,6 +3,10 @@ files as one process over one index."""
 
 from __future__ import annotations
 
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +36,7 @@ def test_cluster_values() -> None:
     assert parse_cluster("local:2") == ClusterSpec(local_cpus=2)
     assert parse_cluster("auto") == ClusterSpec(address="auto")
     assert parse_cluster("ray://head:10001") == ClusterSpec(address="ray://head:10001")
+    assert parse_cluster("head:6379") == ClusterSpec(address="head:6379")
 
 
 @pytest.mark.parametrize("workers", ["2", "3"])
@@ -58,6 +63,96 @@ def test_a_bad_cluster_value_is_one_line(fr_index: Path, tmp_path: Path) -> None
                       "--ray", "local:0")  # fmt: skip
     assert_one_line_error(result, "--ray 'local:0'", "local:N", status=2)
     assert not (tmp_path / "r.trec").exists()
+
+
+NOTHING_ANSWERS = "127.0.0.1:1"
+"""A cluster address where nothing listens (port 1, which only root may bind)."""
+
+
+@pytest.mark.parametrize("command", ["search", "index"])
+def test_a_cluster_address_where_nothing_answers_is_one_line(
+    fr_index: Path, tmp_path: Path, command: str
+) -> None:
+    """``--ray HOST:PORT`` where no cluster runs fails in one line that names the address
+    and how to start a cluster there, before any work: not Ray's minutes of retries and
+    warnings (which did not even let SIGTERM through)."""
+    output = tmp_path / "out"
+    arguments = {
+        "search": ["search", "--index", str(fr_index), "--topics",
+                   str(TINY_FR / "topics.dev.tsv"), "--output", str(output)],
+        "index": ["index", "--collection", str(TINY_FR), "--index", str(output),
+                  "--shards", "2"],
+    }[command]  # fmt: skip
+    result = run_clir(*arguments, "--ray", NOTHING_ANSWERS)
+    assert_one_line_error(result, f"--ray {NOTHING_ANSWERS}: no Ray cluster answers",
+                          "ray start --head --port=1", "--ray local:N")  # fmt: skip
+    assert not output.exists()
+
+
+def test_auto_without_a_running_cluster_is_one_line(fr_index: Path, tmp_path: Path) -> None:
+    """``--ray auto`` takes the address ``ray start --head`` left in Ray's temporary
+    directory: none there, or one where the cluster has since stopped, is one line."""
+    search = ["search", "--index", str(fr_index), "--topics", str(TINY_FR / "topics.dev.tsv"),
+              "--output", str(tmp_path / "r.trec"), "--ray", "auto"]  # fmt: skip
+    environment = {"RAY_TMPDIR": str(tmp_path), "RAY_ADDRESS": ""}
+    result = run_clir(*search, env=environment)
+    assert_one_line_error(result, "--ray auto: no Ray cluster was started on this machine",
+                          "ray start --head")  # fmt: skip
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text(NOTHING_ANSWERS + "\n")
+    result = run_clir(*search, env=environment)
+    assert_one_line_error(result, f"--ray auto (found {NOTHING_ANSWERS}): no Ray cluster "
+                          "answers", "--ray local:N")  # fmt: skip
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_a_ray_client_address_is_one_line(fr_index: Path, tmp_path: Path) -> None:
+    """``--ray ray://HOST:PORT`` needs Ray Client (the ``ray[client]`` extra): without it,
+    one line says what to install or which address to give instead; with it, the address
+    is probed as any other."""
+    import importlib.util
+
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"),
+                      "--ray", f"ray://{NOTHING_ANSWERS}")  # fmt: skip
+    if importlib.util.find_spec("grpc") is None:
+        assert_one_line_error(result, f"--ray ray://{NOTHING_ANSWERS}: a ray:// address needs "
+                              "Ray Client", "pip install 'ray[client]'", "HOST:PORT")  # fmt: skip
+    else:
+        assert_one_line_error(result, "no Ray cluster answers")
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_sigterm_while_ray_looks_for_the_cluster_stops_as_the_command_line_says(
+    fr_index: Path, tmp_path: Path
+) -> None:
+    """A port that accepts connections but is no Ray cluster: the probe's connection is
+    the first, ``ray.init``'s the second; SIGTERM then gives ``clir: interrupted`` and exit
+    143, not the silent exit 15 of the handler Ray installs while ``ray.init`` runs."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.settimeout(120)
+        port = listener.getsockname()[1]
+        output = tmp_path / "r.trec"
+        command = [sys.executable, "-m", "clir_toolkit.cli", "search", "--index", str(fr_index),
+                   "--topics", str(TINY_FR / "topics.dev.tsv"), "--output", str(output),
+                   "--ray", f"127.0.0.1:{port}"]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)  # fmt: skip
+        try:
+            connections = [listener.accept()[0] for _ in range(2)]
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=120)
+            for connection in connections:
+                connection.close()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 143, stderr
+    assert stderr == "clir: interrupted\n"
+    assert not output.exists()
 
 
 def test_a_killed_worker_is_retried_and_the_run_is_the_same(tmp_path: Path) -> None:

@@ -8,14 +8,23 @@ both workers score several.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from clir_toolkit.formats import RunRow, read_run, read_topics, write_run
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir, run_clir_killing_a_worker
+from tests.conftest import (
+    TINY_FR,
+    assert_one_line_error,
+    ray_worker_pids,
+    run_clir,
+    run_clir_killing_a_worker,
+)
 
 pytest.importorskip("ray")  # installed by make setup (the [ray] extra is in [dev])
 
@@ -101,6 +110,37 @@ def test_a_killed_worker_is_retried_and_the_run_is_the_same(
     _same_run(result, one, spread)
 
 
+def test_sigterm_while_the_actors_score_stops_as_the_command_line_says(
+    models: dict[str, Path], first_stage: Path, tmp_path: Path
+) -> None:
+    """SIGTERM while an actor scores: ``clir: interrupted``, exit 143 (not Ctrl-C's 130:
+    Ray's ``ray.get`` turns the handler's exception into a bare KeyboardInterrupt), and
+    no run or temporary file written."""
+    topics, run = _many_queries(first_stage, tmp_path, copies=500)  # 36,000 pairs
+    output = tmp_path / "ray.trec"
+    command = [sys.executable, "-m", "clir_toolkit.cli",
+               *_score(models["knrm"], run, output, "--batch-size", "64", "--ray", "local:2",
+                       topics=topics)]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not ray_worker_pids("BatchScorer.score"):
+            assert process.poll() is None, "the scoring ended before an actor was seen"
+            assert time.monotonic() < deadline, "no actor was seen scoring in 300 s"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 143, stderr
+    assert stderr == "clir: interrupted\n"  # and none of Ray's lines about the tasks cut short
+    assert not output.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
 def test_what_ray_does_not_score_is_one_line(
     models: dict[str, Path], first_stage: Path, tmp_path: Path
 ) -> None:
@@ -116,6 +156,18 @@ def test_what_ray_does_not_score_is_one_line(
     torch.save({"format": MODEL_FORMAT}, tuned)
     result = run_clir(*_score(tuned, first_stage, output, "--ray", "local:2"))
     assert_one_line_error(result, "fine-tuned encoder", "leave out --ray")
+    assert not output.exists()
+
+
+def test_a_cluster_address_where_nothing_answers_is_one_line(
+    models: dict[str, Path], first_stage: Path, tmp_path: Path
+) -> None:
+    """``--ray HOST:PORT`` where nothing listens: one line naming the address, exit 1, no
+    run written (Ray alone retries for minutes and does not answer SIGTERM meanwhile)."""
+    output = tmp_path / "r.trec"
+    result = run_clir(*_score(models["knrm"], first_stage, output, "--ray", "127.0.0.1:1"))
+    assert_one_line_error(result, "--ray 127.0.0.1:1: no Ray cluster answers",
+                          "ray start --head --port=1")  # fmt: skip
     assert not output.exists()
 
 

@@ -190,13 +190,26 @@ def _python_handles_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _wait_for(found: Any, process: subprocess.Popen[str], what: str) -> None:
+    """Wait until ``found()`` is true (the command still running)."""
+    deadline = time.monotonic() + 300
+    while not found():
+        assert process.poll() is None, f"the training ended before {what}"
+        assert time.monotonic() < deadline, f"no sign of {what} in 300 s"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("moment", ["starting", "training"])
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_training_stops_as_the_command_line_says(
-    cluster: str, first_stage: Path, tmp_path: Path, signum: int, status: int
+    cluster: str, first_stage: Path, tmp_path: Path, signum: int, status: int, moment: str
 ) -> None:
-    """Ctrl-C or SIGTERM while the workers train: ``clir: interrupted``, exit 130 or 143,
-    no temporary left, and the cluster (given by address) still serves the next tests. Ray
-    Train would take SIGINT over, and Ray's core SIGTERM, were they let."""
+    """Ctrl-C or SIGTERM while Ray Train starts (its storage has just appeared beside the
+    output) or while the workers train (the first epoch's checkpoint is written): ``clir:
+    interrupted``, exit 130 or 143, no temporary left, no model, and the cluster (given by
+    address) still serves the next tests. Ray Train would take SIGINT over, and Ray's core
+    SIGTERM, were they let; and the process must not crash on its way out (it died by
+    SIGSEGV when Ray was shut down under a thread still waiting in ``ray.get``)."""
     output = tmp_path / "ddp.pt"
     training = _cli_training(first_stage, tmp_path, output)  # 200 epochs: time to interrupt
     command = [sys.executable, "-m", "clir_toolkit.cli", *training,
@@ -205,14 +218,19 @@ def test_an_interrupted_training_stops_as_the_command_line_says(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **TOKEN}, preexec_fn=_python_handles_sigint,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".ddp.pt.*.tmp")) and time.monotonic() < deadline:
-        time.sleep(0.1)  # Ray Train's storage beside the output: the workers are starting
-    time.sleep(2)
-    process.send_signal(signum)
-    _, stderr = process.communicate(timeout=120)
+    try:
+        if moment == "starting":  # Ray Train's storage beside the output
+            _wait_for(lambda: list(tmp_path.glob(".ddp.pt.*.tmp")), process, "Ray Train")
+        else:  # rank 0 has finished an epoch
+            _wait_for(output.with_name("ddp.pt.ckpt").exists, process, "a checkpoint")
+        process.send_signal(signum)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == status, stderr
-    assert stderr.splitlines()[-1] == "clir: interrupted"
+    assert stderr == "clir: interrupted\n"
     assert list(tmp_path.glob(".*.tmp")) == [] and not output.exists()
 
 
@@ -291,6 +309,18 @@ def test_bad_data_parallel_options_are_one_line(
 ) -> None:
     result = run_clir(*_bare_training(tmp_path), *options)
     assert_one_line_error(result, *fragments, status=2)
+
+
+def test_a_cluster_address_where_nothing_answers_is_one_line(
+    first_stage: Path, tmp_path: Path
+) -> None:
+    """``--ddp 2 --ray HOST:PORT`` where nothing listens: one line, exit 1, no model."""
+    output = tmp_path / "ddp.pt"
+    result = run_clir(*_cli_training(first_stage, tmp_path, output), "--ddp", "2",
+                      "--ray", "127.0.0.1:1", env=TOKEN)  # fmt: skip
+    assert_one_line_error(result, "--ray 127.0.0.1:1: no Ray cluster answers",
+                          "ray start --head --port=1")  # fmt: skip
+    assert not output.exists()
 
 
 @pytest.mark.parametrize("missing", ["ray", "torch"])

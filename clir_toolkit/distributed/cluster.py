@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import logging
+import os
 import re
 import signal
+import socket
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.errors import Interrupted, ResourceError, UsageError
 
 INSTALL = "pip install 'clir_toolkit[ray]'"
 LOCAL = re.compile(r"local:([1-9][0-9]*)")
 #: How often Ray runs a task again when its worker dies.
 RETRIES = 3
+PROBE_SECONDS = 5.0
+"""How long :func:`check_reachable` waits for a cluster's port to accept a connection."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,72 @@ def parse_cluster(value: str) -> ClusterSpec:
         f"--ray {value!r}: use auto (a cluster started with ray start --head), HOST:PORT, "
         "ray://HOST:PORT, or local:N (N CPUs on this machine, for this command)"
     )
+
+
+def current_cluster_address() -> str | None:
+    """The address ``--ray auto`` means, found as Ray finds it: ``RAY_ADDRESS`` when it is
+    set, else the file ``ray start --head`` writes (``ray_current_cluster`` in Ray's temporary
+    directory, ``$RAY_TMPDIR/ray`` or ``/tmp/ray``); None when neither says."""
+    given = os.environ.get("RAY_ADDRESS", "").strip()
+    if given and given != "auto":
+        return given
+    temporary = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    try:
+        with open(os.path.join(temporary, "ray", "ray_current_cluster"), encoding="utf-8") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _host_and_port(address: str) -> tuple[str, int] | None:
+    """``("head", 6379)`` for ``head:6379`` or ``ray://head:6379``; None for anything else."""
+    match = re.fullmatch(r"(?:ray://)?([\w.-]+):([0-9]+)", address.strip())
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def check_reachable(spec: ClusterSpec) -> str | None:
+    """The address to connect to for ``spec`` (None for a local cluster), or one line,
+    within :data:`PROBE_SECONDS`, saying that nothing answers there: ``ray.init`` itself
+    retries for minutes, printing Ray's warnings, and does not return to Python in the
+    meantime (so not even SIGTERM is answered). ``auto`` is resolved here, once, so that
+    the cluster probed is the one connected to.
+
+    A TCP connection to the port is the probe: it tells an address where no cluster runs
+    (refused, unreachable, silent) from one where something listens. A ``ray://`` address
+    needs Ray Client, which the ``ray[client]`` extra installs (the ``grpcio`` package);
+    without it, the line says so and names the address to use instead."""
+    if spec.local_cpus is not None or spec.address is None:
+        return None
+    address = spec.address
+    if address == "auto":
+        found = current_cluster_address()
+        if found is None:
+            raise ResourceError(
+                "--ray auto: no Ray cluster was started on this machine; start one with "
+                "`ray start --head`, give its address (--ray HOST:PORT), or use --ray local:N"
+            )
+        address = found
+    if address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        raise ResourceError(
+            f"--ray {spec.label}: a ray:// address needs Ray Client, which is not installed "
+            "(pip install 'ray[client]'); or give the cluster's own address, HOST:PORT "
+            "(port 6379 unless `ray start --head --port=...` said otherwise)"
+        )
+    where = _host_and_port(address)
+    if where is None:
+        raise ResourceError(f"--ray {spec.label}: {address!r} is not HOST:PORT")
+    host, port = where
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        found = f" (found {address})" if address != spec.address else ""
+        raise ResourceError(
+            f"--ray {spec.label}{found}: no Ray cluster answers at {host}:{port} ({reason}); "
+            f"start one there with `ray start --head --port={port}`, or use --ray local:N"
+        ) from None
+    return address
 
 
 def import_ray() -> Any:
@@ -114,11 +186,49 @@ def _reinstall(saved: dict[int, bytes]) -> None:
         libc.sigaction(signum, ctypes.create_string_buffer(raw, len(raw)), None)
 
 
+RAY_GCS_WAIT = "RAY_gcs_server_port_wait_time_s"
+"""How many one-second attempts ``ray.init`` makes to reach a cluster's GCS (twenty by
+default): past :func:`check_reachable`, only a port where something other than Ray answers
+is left to wait for."""
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``os.environ[name]`` set to ``value`` for the block (a value the user set is kept)."""
+    if name in os.environ:
+        yield
+        return
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
+@contextlib.contextmanager
+def _native_stderr_discarded() -> Iterator[None]:
+    """File descriptor 2 pointed at ``/dev/null`` for the block: Ray's C++ core logs its
+    retries and warnings there, past Python's ``logging`` (a line a second while it looks
+    for a cluster), and those are not the command's to print. What goes wrong reaches the
+    user as the one line of the exception that ``ray.init`` raises."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    discard = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(discard, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(discard)
+
+
 @contextlib.contextmanager
 def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[Any]:
     """Ray, connected to the cluster of ``spec`` for the block; a local cluster started
     here is shut down after it. ``env`` is set in every worker (the JVM's heap, say)."""
     ray = import_ray()
+    address = check_reachable(spec)
     runtime_env = {"env_vars": dict(env)} if env else None
     logging.getLogger("ray").setLevel(logging.ERROR)  # Ray's start-up notes are not ours
     options: dict[str, Any] = {
@@ -130,14 +240,20 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
     terminate = signal.getsignal(signal.SIGTERM)
     native = _native_handlers()  # the JVM's, when Lucene already runs in this process
     try:
-        if spec.local_cpus is not None:
-            ray.init(num_cpus=spec.local_cpus, **options)
-        else:
-            ray.init(address=spec.address, **options)
+        with _native_stderr_discarded():
+            if spec.local_cpus is not None:
+                ray.init(num_cpus=spec.local_cpus, **options)
+            else:
+                with _environment(RAY_GCS_WAIT, str(round(PROBE_SECONDS))):
+                    ray.init(address=address, **options)
+    except SystemExit as exc:
+        if exc.code == signal.SIGTERM:  # Ray's handler while ray.init runs: sys.exit(signum)
+            raise Interrupted(signal.SIGTERM) from None
+        raise
     except ConnectionError as exc:
         raise ResourceError(
-            f"--ray {spec.label}: no Ray cluster answers there ({exc}); start one with "
-            "ray start --head, or use --ray local:N"
+            f"--ray {spec.label}: something answers there, but not a Ray cluster of this "
+            f"version ({exc}); give the address `ray start --head` printed, or use --ray local:N"
         ) from None
     finally:
         _put_back(signal.SIGTERM, terminate)
@@ -145,7 +261,8 @@ def connected(spec: ClusterSpec, env: dict[str, str] | None = None) -> Iterator[
     try:
         yield ray
     finally:
-        ray.shutdown()
+        with _native_stderr_discarded():  # the tasks cut short, when interrupted
+            ray.shutdown()
         _reinstall(native)
 
 

@@ -226,27 +226,29 @@ def _use_gpu(config: TrainConfig, ray: Any, workers: int) -> bool:
     return config.device != "cpu" and gpus >= workers
 
 
-def _fit(trainer: Any) -> Any:
-    """``trainer.fit()``, run in a thread of its own. Run in the main thread, Ray Train
-    installs a SIGINT handler of its own (a graceful abort that ends in ``sys.exit``), and
-    Ctrl-C must stay the command line's: ``clir: interrupted``, exit 130, the cluster left as
-    :func:`~clir_toolkit.distributed.cluster.connected` leaves it."""
-    import threading
+def _command_line_trainer(torch_trainer: type) -> type:
+    """Ray Train's ``TorchTrainer`` with Ctrl-C left to the command line.
 
-    outcome: dict[str, Any] = {}
+    ``fit()`` runs in the main thread, blocked in ``ray.get`` on Ray Train's controller
+    actor, where Ray looks at Python's signal handlers every moment: Ctrl-C or SIGTERM raise
+    there, in the main thread, and unwind through :func:`~clir_toolkit.distributed.cluster.
+    connected`, which disconnects from the cluster while no other thread is inside Ray.
 
-    def fit() -> None:
-        try:
-            outcome["result"] = trainer.fit()
-        except BaseException as error:  # handed to the main thread, raised there
-            outcome["error"] = error
+    Ray Train would install a SIGINT handler of its own in the main thread (a graceful abort
+    that ends in ``sys.exit(0)``, so that a Ctrl-C would look like success); this subclass
+    installs none. ``fit()`` used to run in a thread of its own to keep that handler out, and
+    that is what crashed: after a Ctrl-C the main thread disconnected (``ray.shutdown``) and
+    the interpreter exited while the thread was still waiting in ``ray.get``, whose object
+    store Ray had freed; the process died by SIGSEGV after printing ``clir: interrupted``
+    (a core dump showed that thread in ``CoreWorkerMemoryStore::GetImpl``, called from
+    Ray Train's ``ray.get(controller.run.remote())``, and the main thread in the interpreter's
+    last garbage collection)."""
 
-    thread = threading.Thread(target=fit, name="ray-train-fit", daemon=True)
-    thread.start()
-    thread.join()  # a signal interrupts the wait; the daemon thread ends with the cluster
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
+    class CommandLineTrainer(torch_trainer):
+        def _register_sigint_handler(self, controller: Any) -> None:
+            """Leave SIGINT to the command line (see above)."""
+
+    return CommandLineTrainer
 
 
 def _worker_error(error: Exception) -> Exception:
@@ -282,7 +284,7 @@ def train_reranker_on_ray(
         where = f"{workers} DDP workers on {device} ({backend})"
         log_start(prepared, where)
         with scratch(config.output) as storage:
-            trainer = TorchTrainer(
+            trainer = _command_line_trainer(TorchTrainer)(
                 _train_worker,
                 train_loop_config={"prepared": ray.put(prepared), "use_gpu": use_gpu,
                                    "where": where},
@@ -291,7 +293,7 @@ def train_reranker_on_ray(
                 run_config=RunConfig(name="clir-rerank-train", storage_path=str(storage)),
             )  # fmt: skip
             try:
-                result = _fit(trainer)
+                result = trainer.fit()
             except TrainingFailedError as error:
                 raise _worker_error(error) from None
             report = _read_report(result)

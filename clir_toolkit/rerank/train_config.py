@@ -25,6 +25,7 @@ from typing import Any
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
+from clir_toolkit.rerank.model_file import TEXT_LENGTH_PARAMS
 from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
 
 MODELS = MODEL_NAMES
@@ -64,6 +65,9 @@ SUBWORD_EPOCHS = 3
 """Epochs of K-NRM on the subword table by default (the best dev epoch at
 :data:`SUBWORD_KNRM_LR`); word-level models train :data:`DEFAULT_EPOCHS`."""
 DEFAULT_EPOCHS = 10
+MAX_DIM = 10_000
+"""The largest embedding size trained: each table is vocabulary × dim floats, so that a
+mistyped --dim 100000 would ask for tens of gigabytes (the thesis used 300)."""
 FLOAT32_MAX = 3.4028234663852886e38
 PATH_FIELDS = (
     "collection",
@@ -177,11 +181,11 @@ TRAIN_PARAMS = with_defaults(
               minimum=1, optional=True, flag="--batch-size"),
         Param("lr", float, doc="Adam's learning rate",
               above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
-        Param("dim", int, doc="embedding size", minimum=1,
+        Param("dim", int, doc="embedding size", minimum=1, maximum=MAX_DIM,
               optional=True, flag="--dim"),
-        Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
-        Param("max_doc_len", int, doc="document words (or pieces) read", minimum=1,
-              optional=True, flag="--max-doc-len"),
+        TEXT_LENGTH_PARAMS["max_query_len"],
+        dataclasses.replace(TEXT_LENGTH_PARAMS["max_doc_len"], optional=True,
+                            doc="document words (or pieces) read"),
         Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
               flag="--min-count"),
         Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,
