@@ -257,7 +257,7 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     from clir_toolkit.cli import build_parser
     from clir_toolkit.cli.options import given_values
     from clir_toolkit.cli.rerank import _training_params
-    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
+    from clir_toolkit.rerank.train_config import DEFAULT_EPOCHS, SUBWORD_EPOCHS, TRAIN_PARAMS
     from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
 
     base = ["rerank", "train", "--collection", "c", "--topics", "t", "--qrels", "q",
@@ -276,7 +276,8 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     result = run_clir("rerank", "train", "--help")
     text = " ".join(result.stdout.split())
     epochs = f"default: {TUNED_PARAMS['epochs'].default}; with --model: "
-    assert epochs + str(TRAIN_PARAMS["epochs"].default) in text
+    assert TRAIN_PARAMS["epochs"].default is None  # the source's default, said in words
+    assert epochs + f"{SUBWORD_EPOCHS} on use-m3-tokens, {DEFAULT_EPOCHS} otherwise" in text
 
 
 @pytest.mark.parametrize(

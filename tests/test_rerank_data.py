@@ -10,7 +10,7 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.formats import Qrel, RunRow
-from clir_toolkit.rerank import documents, tokens
+from clir_toolkit.rerank import tokens
 from clir_toolkit.rerank.documents import DocumentEncoder, load_documents
 from clir_toolkit.rerank.examples import (
     Example,
@@ -122,7 +122,7 @@ def token_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         calls.append(text)
         return real(language, text)
 
-    monkeypatch.setattr(documents, "rerank_tokens", counting)
+    monkeypatch.setattr(tokens, "rerank_tokens", counting)
     return calls
 
 

@@ -115,17 +115,30 @@ def _training_options(group: Any) -> None:
     :data:`TRAIN_PARAMS`: an option not given takes the default of the kind of model trained
     (``--pretrained``, the default, or ``--model``), so each default is written once."""
     from clir_toolkit.cli.options import option_dest, option_flag
-    from clir_toolkit.rerank.train_config import DEFAULT_BATCH_SIZE, DEFAULT_LOSS, DEFAULT_LR
+    from clir_toolkit.rerank.train_config import (
+        DEFAULT_BATCH_SIZE,
+        DEFAULT_EPOCHS,
+        DEFAULT_LOSS,
+        DEFAULT_LR,
+        FROZEN_KNRM_LR,
+        SUBWORD_EPOCHS,
+        SUBWORD_KNRM_LR,
+    )
 
     tuned, word_level = _training_params()
     said = {  # what a default of None stands for, in words
         "--model": f"none: fine-tune --pretrained {DEFAULT_RERANKER}",
         "--pretrained": f"{DEFAULT_RERANKER} unless --model is given; e5-small, use-m3 or hf:DIR",
         "--loss": ", ".join(f"{loss} for {model}" for model, loss in DEFAULT_LOSS.items()),
-        "--lr": ", ".join(f"{lr:g} for {model}" for model, lr in DEFAULT_LR.items()),
+        "--lr": ", ".join(f"{lr:g} for {model}" for model, lr in DEFAULT_LR.items())
+        + f" ({SUBWORD_KNRM_LR:g} on use-m3-tokens, {FROZEN_KNRM_LR:g} over frozen tables)",
+        "--epochs": f"{SUBWORD_EPOCHS} on use-m3-tokens, {DEFAULT_EPOCHS} otherwise",
         "--batch-size": str(DEFAULT_BATCH_SIZE),
         "--epsilon": "1 for dual",
-        "--dim": "300, or the .vec file's",
+        "--dim": "512 with use-m3-tokens, 300 with none, or the .vec file's",
+        "--embeddings": "use-m3-tokens for knrm (none with --dim other than 512 or "
+        "--tie-embeddings), none for dual",
+        "--max-doc-len": "50 pieces with use-m3-tokens, 300 words otherwise",
         "--sosl-thresholds": "0.2 0.7",
         "--grad-clip": "no clipping",
         "--train-queries": "all",

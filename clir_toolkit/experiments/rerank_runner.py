@@ -96,13 +96,12 @@ def reranker_topics(
 def query_oov(reranker: Any, topics: Path) -> float:
     """Share of the query tokens that are outside the model's query vocabulary."""
     from clir_toolkit.formats import read_topics
-    from clir_toolkit.rerank.tokens import rerank_tokens
 
     vocab = reranker.query_vocab
     tokens = [
         token
         for topic in read_topics(topics)
-        for token in rerank_tokens(vocab.language, topic.query)[: reranker.max_query_len]
+        for token in vocab.tokenize(topic.query, reranker.max_query_len)
     ]
     return sum(token not in vocab for token in tokens) / len(tokens) if tokens else 0.0
 

@@ -142,8 +142,11 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
         for k, v in dataclasses.asdict(config).items()
         if k not in volatile
     }
+    from clir_toolkit.rerank import subwords
+
+    named = {subwords.SOURCE: subwords.fingerprint(), "none": "none"}
     files = {
-        name: sha256_file(getattr(config, name))
+        name: named.get(str(getattr(config, name))) or sha256_file(getattr(config, name))
         for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "embeddings")
         if getattr(config, name, None) is not None
     }

@@ -233,6 +233,7 @@ def bench_rerank(
     """Measure every model on every device (default: the CPU, and CUDA when present)."""
     import torch
 
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.threads import use_fastest_threads
 
@@ -241,6 +242,7 @@ def bench_rerank(
     targets = [resolve_device(name) for name in names]
     default_threads = torch.get_num_threads()
     use_fastest_threads(settings.threads)
+    keep_freed_memory()
     rows = []
     try:
         for target in targets:
@@ -331,6 +333,7 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     """
     import torch
 
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.epoch import epoch_batches, train_step
     from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import build_loss, build_model, build_optimiser, training_setup
@@ -339,6 +342,7 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     settings.check()
     default_threads = torch.get_num_threads()
     use_fastest_threads(settings.threads)
+    keep_freed_memory()
     try:
         config, device, corpus, cache_dir = training_setup(config)
         data = prepare_data(config, corpus, cache_dir)

@@ -173,6 +173,7 @@ def read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[s
             "train without --resume to start again"
         )
     pretraining = config.parallel_epochs if has_parallel(config) else 0
+    assert config.epochs is not None  # resolved_config fills it in
     if data["completed"] > pretraining + config.epochs:
         raise UsageError(
             f"{path}: the checkpoint is at epoch {data['completed']}, past --epochs "

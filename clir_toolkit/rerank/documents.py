@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.files import atomic_write, sha256_file
-from clir_toolkit.rerank.tokens import ANALYSIS_VERSION, rerank_tokens
+from clir_toolkit.rerank.tokens import WORDS, scheme_version
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -140,8 +140,10 @@ class DocumentEncoder:
             "vocabulary": vocabulary.fingerprint(),
             "language": vocabulary.language,
             "max_len": max_len,
-            "analysis_version": ANALYSIS_VERSION,
+            "analysis_version": scheme_version(vocabulary.tokens),
         }
+        if vocabulary.tokens != WORDS:
+            key["tokens"] = vocabulary.tokens
         self.cache_path = document_cache_path(self.cache_dir, self.corpus, key, ".pt")
 
     def _read_cache(self) -> tuple[list[str], torch.Tensor] | None:
@@ -179,12 +181,11 @@ class DocumentEncoder:
             tokens = tokens or {}
             need_text = [docid for docid in missing if docid not in tokens]
             texts = load_documents(self.corpus, need_text) if need_text else {}
-            language = self.vocabulary.language
             new_rows = []
             for docid in missing:
                 doc_tokens = tokens.get(docid)
                 if doc_tokens is None:
-                    doc_tokens = rerank_tokens(language, texts[docid])
+                    doc_tokens = self.vocabulary.tokenize(texts[docid], self.max_len)
                 new_rows.append(self.vocabulary.encode(doc_tokens, self.max_len))
             added = torch.tensor(new_rows, dtype=torch.int32).reshape(-1, self.max_len)
             known = torch.cat([known.to(torch.int32), added])

@@ -1,11 +1,15 @@
-"""Starting a reranker's embedding tables: rows from ``.vec`` files, or tied query rows.
+"""Starting a reranker's embedding tables: rows from ``.vec`` files, the pretrained subword
+table, or tied query rows.
 
 ``--embeddings`` (or ``--query-embeddings`` and ``--doc-embeddings``) initialise the rows of
 the vocabulary words that a ``.vec`` file has (:func:`load_embeddings`), such as the
 bilingual vectors of ``clir embed train``; the other rows keep their random start.
 ``--tie-embeddings`` starts each query word that the document vocabulary also has with its
 document vector (:func:`tie_query_rows`), so that a monolingual model begins with exact
-matches (K-NRM's exact-match kernel).
+matches (K-NRM's exact-match kernel). ``--embeddings use-m3-tokens`` (K-NRM's default)
+starts every row with its piece's vector in USE-m3's multilingual subword table
+(:mod:`clir_toolkit.rerank.subwords`), whose pieces the vocabulary then holds;
+``--embeddings none`` keeps the random start.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, UsageError
-from clir_toolkit.rerank.train_config import TrainConfig, log
+from clir_toolkit.rerank.train_config import NO_EMBEDDINGS, TrainConfig, log, uses_subwords
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -72,19 +76,57 @@ def _embedding_rows(path: Path, vocab: Vocabulary) -> tuple[int, torch.Tensor, t
 
 
 def embedding_files(config: TrainConfig) -> dict[str, Path]:
-    """The ``.vec`` file of each side (``query``, ``doc``): its own, else ``--embeddings``."""
+    """The ``.vec`` file of each side (``query``, ``doc``): its own, else ``--embeddings``
+    (none for the named sources ``use-m3-tokens`` and ``none``)."""
+    if uses_subwords(config):
+        return {}
     files = {}
     for side, specific in (("query", config.query_embeddings), ("doc", config.doc_embeddings)):
         chosen = specific or config.embeddings
-        if chosen is not None:
+        if chosen is not None and str(chosen) != NO_EMBEDDINGS:
             files[side] = chosen
     return files
+
+
+def _subword_rows(vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(vectors, row ids)`` of every row but padding: each piece's row of the subword
+    table; the out-of-vocabulary row (a piece unseen in training) gets ``<unk>``'s."""
+    import torch
+
+    from clir_toolkit.rerank import subwords
+
+    pieces = [subwords.UNKNOWN, *vocab.words[2:]]
+    values = torch.as_tensor(subwords.piece_vectors(pieces), dtype=torch.float32)
+    return values, torch.arange(1, len(vocab), dtype=torch.long)
+
+
+def load_subwords(config: TrainConfig, model: Any, vocabs: Mapping[str, Vocabulary]) -> int:
+    """Start every row of both tables with the subword table's vectors; returns the pieces."""
+    from clir_toolkit.rerank import subwords
+
+    if not callable(getattr(model, "load_embeddings", None)):
+        raise UsageError(f"the {config.model} model takes no pre-trained embeddings")
+    expected = _model_dim(model)
+    if expected is not None and expected != subwords.DIM:
+        raise UsageError(
+            f"{subwords.SOURCE} has vectors of dimension {subwords.DIM}, but the model's "
+            f"embeddings have {expected} (pass --dim {subwords.DIM}, or --embeddings none)"
+        )
+    for side in ("query", "doc"):  # a shared table gets the same rows twice
+        values, rows = _subword_rows(vocabs[side])
+        model.load_embeddings(side, values, rows)
+    count = len(vocabs["doc"]) - 2
+    log(config, f"{subwords.SOURCE}: initialised {count} pieces from USE-m3's subword table")
+    return count
 
 
 def load_embeddings(
     config: TrainConfig, model: Any, vocabs: Mapping[str, Vocabulary]
 ) -> dict[str, int]:
     """Initialise embedding rows from ``.vec`` files; returns the rows found per side."""
+    if uses_subwords(config):
+        count = load_subwords(config, model, vocabs)
+        return {"query": count, "doc": count}
     found = {}
     files = embedding_files(config)
     if files and not callable(getattr(model, "load_embeddings", None)):
@@ -112,8 +154,14 @@ def _model_dim(model: Any) -> int | None:
 
 
 def embedding_dim(config: TrainConfig) -> int | None:
-    """The dimension of the first embedding file (so that ``dim`` may be left out)."""
+    """The dimension of the first embedding file, or of the subword table (so that ``dim``
+    may be left out)."""
     from clir_toolkit.resources.embeddings import load_vec
+
+    if uses_subwords(config):
+        from clir_toolkit.rerank.subwords import DIM
+
+        return DIM
 
     for path in embedding_files(config).values():
         return load_vec(path, limit=1).dim

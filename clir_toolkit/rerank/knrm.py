@@ -51,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -101,6 +102,18 @@ def kernel_pooling(
         coefficient = -0.5 / (sigma * sigma)
         pooled.append(torch.exp(torch.square(similarity - mu) * coefficient).sum(dim=-1))
     return torch.stack(pooled, dim=-1)
+
+
+def _pair_key(query: Any, doc: Any) -> bytes:
+    """A 16-byte hash of a (query, document) pair's ids (numpy rows), padding left out."""
+    import hashlib
+
+    query, doc = np.trim_zeros(query, "b"), np.trim_zeros(doc, "b")
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.int64(len(query)).tobytes())
+    digest.update(query.astype(np.int64).tobytes())
+    digest.update(doc.astype(np.int64).tobytes())
+    return digest.digest()
 
 
 def soft_tf(kernels: Tensor, query_mask: Tensor, floor: float) -> Tensor:
@@ -188,6 +201,9 @@ class KNRM(nn.Module):
         nn.init.zeros_(self.ranker.bias)
 
         self._pool: PoolingFunction = kernel_pooling
+        # Features of (query, document) pairs while the tables are frozen, by pair.
+        self._feature_memory: dict[bytes, Tensor] = {}
+        self._feature_generation: tuple[Any, ...] = ()
         # Unit-length tables for inference, keyed by the weight tensor's identity and version.
         self._unit_cache: dict[str, tuple[tuple[Any, ...], Tensor]] = {}
 
@@ -231,9 +247,55 @@ class KNRM(nn.Module):
         return torch.tanh(logits)
 
     def kernel_features(self, query_ids: Tensor, doc_ids: Tensor) -> Tensor:
-        """Soft-TF features ``phi_k = sum_i log max(K_k(q_i), floor)``: ``Tensor[B, K]``."""
+        """Soft-TF features ``phi_k = sum_i log max(K_k(q_i), floor)``: ``Tensor[B, K]``.
+
+        With frozen embedding tables (:meth:`frozen`) a pair's features never change: they
+        are computed once and remembered (:meth:`_remembered_features`).
+        """
+        if self.frozen():
+            return self._remembered_features(query_ids, doc_ids)
         kernels = self.kernel_values(query_ids, doc_ids)
         return soft_tf(kernels, token_mask(query_ids), self.soft_tf_floor)
+
+    def frozen(self) -> bool:
+        """Whether training leaves both embedding tables as they are (no gradient)."""
+        return not (
+            self.query_embedding.weight.requires_grad or self.doc_embedding.weight.requires_grad
+        )
+
+    def _remembered_features(self, query_ids: Tensor, doc_ids: Tensor) -> Tensor:
+        """:meth:`kernel_features` of frozen tables, each pair computed once.
+
+        Over frozen tables only the ranking layer learns, and the features of a (query,
+        document) pair are the same in every epoch and every dev evaluation: remembering
+        them makes an epoch after the first cost its ranking layer alone. A pair is known by
+        a hash of its ids without their padding (a batch pads to its longest document); the
+        memory is emptied when a table changes (``load_state_dict``, :meth:`load_embeddings`).
+        """
+        generation = tuple(
+            (id(t.weight), t.weight.data_ptr(), t.weight._version)
+            for t in (self.query_embedding, self.doc_embedding)
+        )
+        if self._feature_generation != generation:
+            self._feature_memory, self._feature_generation = {}, generation
+        memory = self._feature_memory
+        keys = [
+            _pair_key(query, doc)
+            for query, doc in zip(query_ids.cpu().numpy(), doc_ids.cpu().numpy(), strict=True)
+        ]
+        first: dict[bytes, int] = {}  # a pair twice in a batch is computed once
+        for i, key in enumerate(keys):
+            if key not in memory:
+                first.setdefault(key, i)
+        missing = list(first.values())
+        if missing:
+            rows = torch.tensor(missing, dtype=torch.long, device=query_ids.device)
+            with torch.no_grad():
+                kernels = self.kernel_values(query_ids[rows], doc_ids[rows])
+                features = soft_tf(kernels, token_mask(query_ids[rows]), self.soft_tf_floor)
+            for i, row in zip(missing, features, strict=True):
+                memory[keys[i]] = row
+        return torch.stack([memory[key] for key in keys])
 
     def kernel_values(self, query_ids: Tensor, doc_ids: Tensor) -> Tensor:
         """Kernel pooling output ``K_k(q_i)``: ``Tensor[B, n, K]`` (0 at padded queries too)."""
@@ -304,6 +366,7 @@ class KNRM(nn.Module):
     def _apply(self, fn: Any, recurse: bool = True) -> KNRM:
         # .to(), .cuda(), .half() ... replace the weights: drop the cached tables with them.
         self._unit_cache = {}
+        self._feature_memory, self._feature_generation = {}, ()
         return super()._apply(fn, recurse)
 
     def extra_repr(self) -> str:

@@ -110,7 +110,7 @@ def sparse_parameters(module: torch.nn.Module) -> list[Tensor]:
     """The weights of ``module``'s embedding tables that give sparse gradients."""
     seen: dict[int, Tensor] = {}
     for child in module.modules():
-        if isinstance(child, torch.nn.Embedding) and child.sparse:
+        if isinstance(child, torch.nn.Embedding) and child.sparse and child.weight.requires_grad:
             seen.setdefault(id(child.weight), child.weight)  # shared tables count once
     return list(seen.values())
 

@@ -38,6 +38,13 @@ from clir_toolkit.rerank.candidates import (
     score_encoded,
 )
 from clir_toolkit.rerank.model_file import load_model, read_model_file
+from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
+
+SUBWORD_INTERPOLATION = 0.8
+"""λ with the first stage of a K-NRM on USE-m3's subword table when none is given: the best
+of 0.5-0.9 for the default model on the French man pages' dev split (nDCG@10 0.5 0.6252,
+0.6 0.6472, 0.7 0.6625, **0.8 0.6637**, 0.9 0.6609, alone 0.6483; BM25 0.4376).
+``--interpolate 1`` ranks by the model alone."""
 
 if TYPE_CHECKING:
     from clir_toolkit.formats import RunRow
@@ -62,17 +69,20 @@ def score_run(
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
-    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies);
+    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies,
+    and a K-NRM on USE-m3's subword table, :data:`SUBWORD_INTERPOLATION`);
     ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
     :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
     batches scored on a Ray cluster.
     """
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.device import check_precision, resolve_device
     from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.tuned import is_tuned_model, score_run_tuned
     from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 
     use_fastest_threads()
+    keep_freed_memory()
     started = time.perf_counter()
     check_score_options(depth, batch_size, interpolate)
     target = resolve_device(device)
@@ -87,6 +97,8 @@ def score_run(
         used = "cpu"  # the maps are tiny; the encoder runs on the CPU
     else:
         reranker = load_model(model_path, target, data)
+        if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
+            interpolate = SUBWORD_INTERPOLATION
         ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
         neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
         name, used = reranker.model_type, str(target)

@@ -8,6 +8,10 @@ Japanese (MeCab) are segmented exactly as the index and the embeddings segment t
 (:func:`clir_toolkit.analysis.python_tokens`); runs of Thai or Hangul, which have no spaces
 between words, become overlapping character bigrams, as Lucene's ``CJKAnalyzer`` does. The
 reranker's vocabulary is its own, so its terms need not be BM25's stemmed terms.
+
+That is the ``words`` scheme. A vocabulary of the other scheme, ``use-m3-tokens``, holds
+the SentencePiece pieces of USE-m3's pretrained subword table instead, the same for every
+language (:mod:`clir_toolkit.rerank.subwords`); :func:`text_tokens` gives either.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from typing import Any
 
 #: Bump when :func:`rerank_tokens` changes, so that cached tensors are not reused.
 ANALYSIS_VERSION = 2  # 2: Japanese by MeCab, as the index
+
+WORDS = "words"
+"""The word scheme of :func:`rerank_tokens` (the vocabularies of words of a training)."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Scripts written without spaces between words: Hiragana, Katakana, CJK ideographs (for
@@ -72,13 +79,50 @@ def rerank_tokens(language: str, text: str) -> list[str]:
     return [token for token in _word_tokens(text) if token not in stop]
 
 
+def token_schemes() -> tuple[str, ...]:
+    """The names of the token schemes: words, then the subword table's pieces."""
+    from clir_toolkit.rerank.subwords import SOURCE
+
+    return (WORDS, SOURCE)
+
+
+def text_tokens(scheme: str, language: str, text: str, limit: int | None = None) -> list[str]:
+    """The tokens of ``text`` in ``scheme`` (:func:`token_schemes`); the first ``limit``.
+
+    ``words``: :func:`rerank_tokens` of the language. ``use-m3-tokens``: SentencePiece
+    pieces, the same for every language (:func:`clir_toolkit.rerank.subwords.piece_tokens`).
+    """
+    if scheme == WORDS:
+        tokens = rerank_tokens(language, text)
+        return tokens[:limit] if limit is not None else tokens
+    from clir_toolkit.rerank import subwords
+
+    if scheme != subwords.SOURCE:
+        raise ValueError(f"unknown token scheme {scheme!r} (known: {', '.join(token_schemes())})")
+    return subwords.piece_tokens(text, limit)
+
+
+def scheme_version(scheme: str) -> str | int:
+    """What a scheme's tokens depend on besides the text, for cache keys: the analysis
+    version of words (:data:`ANALYSIS_VERSION`), the package that ships the pieces."""
+    if scheme == WORDS:
+        return ANALYSIS_VERSION
+    from clir_toolkit.rerank import subwords
+
+    return subwords.fingerprint()
+
+
 def tokenize_all(
-    texts: Mapping[str, str], language: str, desc: str = "tokenising"
+    texts: Mapping[str, str],
+    language: str,
+    desc: str = "tokenising",
+    scheme: str = WORDS,
+    limit: int | None = None,
 ) -> dict[str, list[str]]:
-    """id → tokens of every text, with a progress bar."""
+    """id → tokens of every text (the first ``limit`` of each), with a progress bar."""
     from clir_toolkit.progress import progress_bar
 
     return {
-        key: rerank_tokens(language, text)
+        key: text_tokens(scheme, language, text, limit)
         for key, text in progress_bar(texts.items(), desc=desc, unit="text", leave=False)
     }

@@ -69,7 +69,6 @@ from clir_toolkit.rerank.checkpoint import (
 )
 from clir_toolkit.rerank.embedding_init import (
     embedding_dim,
-    embedding_files,
     load_embeddings,
     tie_query_rows,
 )
@@ -81,6 +80,7 @@ from clir_toolkit.rerank.train_config import (
     log,
     recorded_settings,
     resolved_config,
+    uses_subwords,
 )
 from clir_toolkit.rerank.training_data import TrainingData, prepare_data
 from clir_toolkit.rerank.vocabulary import Vocabulary
@@ -113,10 +113,30 @@ def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabul
         options["encoder"] = config.encoder
         if config.epsilon is not None:
             options["epsilon"] = config.epsilon
+    if uses_subwords(config) and config.model == "knrm":
+        # One vocabulary of pieces for both languages: one table, so that a piece of a query
+        # and the same piece of a document have cosine 1 (the exact-match kernel).
+        options["shared_embeddings"] = True
     model = model_class(config.model)(len(query_vocab), len(doc_vocab), **options)
     if config.tie_embeddings:
         tie_query_rows(model, query_vocab, doc_vocab)
+    if config.train_embeddings == "no":
+        freeze_embeddings(model)
     return model
+
+
+def freeze_embeddings(model: Any) -> None:
+    """Keep ``model``'s embedding tables as they start: training moves its other weights.
+
+    With the pretrained subword table this keeps its cross-lingual alignment, learnt from
+    far more text than a collection's training queries; K-NRM then learns what each
+    kernel's similarity range is worth (measured against updating the table: docs/training.md).
+    """
+    import torch
+
+    for child in model.modules():
+        if isinstance(child, torch.nn.Embedding):
+            child.weight.requires_grad_(False)
 
 
 def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) -> tuple[Any, Any]:
@@ -207,6 +227,7 @@ def _save_model(
 def _phases(config: TrainConfig, has_parallel: bool) -> list[str]:
     """The phase of each epoch: parallel pre-training first, then relevance training."""
     pre = ["parallel"] * config.parallel_epochs if has_parallel else []
+    assert config.epochs is not None  # resolved_config fills it in
     return pre + ["relevance"] * config.epochs
 
 
@@ -231,7 +252,7 @@ def training_inputs(config: TrainConfig) -> tuple[TrainConfig, Path, Path]:
         doc_language=doc_language,
         query_language=config.query_language or collection.query_lang or "en",
     )
-    if config.dim is None and embedding_files(config):
+    if config.dim is None:
         config = dataclasses.replace(config, dim=embedding_dim(config))
     return config, collection.corpus, cache_dir_for(collection.root, config.cache_dir)
 
@@ -426,9 +447,11 @@ def finish_training(training: Training, device: str, started: float) -> TrainRep
 
 def train_reranker(config: TrainConfig) -> TrainReport:
     """Train the reranker described by ``config`` and write its model file (see module doc)."""
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.threads import use_fastest_threads
 
     use_fastest_threads()
+    keep_freed_memory()
     started = time.perf_counter()
     config, device, corpus, cache_dir = training_setup(config)
     training = start_training(prepare_training(config, corpus, cache_dir), device)

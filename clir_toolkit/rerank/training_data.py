@@ -17,7 +17,13 @@ from typing import Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank.examples import EncodedExamples
-from clir_toolkit.rerank.train_config import TrainConfig, has_parallel
+from clir_toolkit.rerank.tokens import WORDS
+from clir_toolkit.rerank.train_config import (
+    SUBWORD_SOURCE,
+    TrainConfig,
+    has_parallel,
+    uses_subwords,
+)
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
 
@@ -39,6 +45,29 @@ class TrainingData:
     relevance: EncodedExamples
     parallel: EncodedExamples | None
     dev: DevData | None
+
+
+def build_vocabularies(
+    config: TrainConfig, scheme: str, query_lists: list[Any], doc_lists: list[Any]
+) -> tuple[Vocabulary, Vocabulary]:
+    """The query and document vocabularies of a training's token lists.
+
+    Words: one vocabulary per language (the thesis' bilingual setting). Pieces of the
+    subword table: one vocabulary of the pieces of both languages, read with each side's
+    language, since a piece is the same token, with the same vector, in either.
+    """
+    assert config.query_language is not None and config.doc_language is not None
+    if scheme == WORDS:
+        return (
+            Vocabulary.build(
+                query_lists, config.query_language, config.min_count, config.max_vocab
+            ),
+            Vocabulary.build(doc_lists, config.doc_language, config.min_count, config.max_vocab),
+        )
+    both = Vocabulary.build(
+        [*query_lists, *doc_lists], config.doc_language, config.min_count, config.max_vocab, scheme
+    )
+    return Vocabulary(both.words, config.query_language, scheme), both
 
 
 def prepare_data(
@@ -66,6 +95,7 @@ def prepare_data(
     from clir_toolkit.rerank.vocabulary import encode_texts
 
     assert config.query_language is not None and config.doc_language is not None
+    assert config.max_doc_len is not None  # resolved_config fills it in
     topics = {t.qid: t.query for t in read_topics(config.topics)}
     examples = relevance_examples(
         read_qrels(config.qrels), read_run(config.run), config.negatives_per_query, topics
@@ -84,28 +114,26 @@ def prepare_data(
             read_parallel_tsv(config.parallel), config.parallel_negatives, config.seed
         )
 
+    scheme = SUBWORD_SOURCE if uses_subwords(config) else WORDS
     doc_tokens = None  # when resuming, the documents come from the tensor cache
     if vocabularies is None:
-        query_tokens = tokenize_all({q: topics[q] for q in qids}, config.query_language, "queries")
-        doc_texts = load_documents(corpus, docids)
-        doc_tokens = tokenize_all(doc_texts, config.doc_language, "documents")
-        query_lists = [t[: config.max_query_len] for t in query_tokens.values()]
-        doc_lists = [t[: config.max_doc_len] for t in doc_tokens.values()]
-        if parallel is not None:
-            query_lists += [
-                t[: config.max_query_len]
-                for t in tokenize_all(parallel.queries, config.query_language, "sentences").values()
-            ]
-            doc_lists += [
-                t[: config.max_doc_len]
-                for t in tokenize_all(parallel.documents, config.doc_language, "sentences").values()
-            ]
-        vocabularies = (
-            Vocabulary.build(
-                query_lists, config.query_language, config.min_count, config.max_vocab
-            ),
-            Vocabulary.build(doc_lists, config.doc_language, config.min_count, config.max_vocab),
+        query_lang, doc_lang = config.query_language, config.doc_language
+        q_len, d_len = config.max_query_len, config.max_doc_len
+        query_tokens = tokenize_all(
+            {q: topics[q] for q in qids}, query_lang, "queries", scheme, q_len
         )
+        doc_texts = load_documents(corpus, docids)
+        doc_tokens = tokenize_all(doc_texts, doc_lang, "documents", scheme, d_len)
+        query_lists = list(query_tokens.values())
+        doc_lists = list(doc_tokens.values())
+        if parallel is not None:
+            query_lists += tokenize_all(
+                parallel.queries, query_lang, "sentences", scheme, q_len
+            ).values()
+            doc_lists += tokenize_all(
+                parallel.documents, doc_lang, "sentences", scheme, d_len
+            ).values()
+        vocabularies = build_vocabularies(config, scheme, query_lists, doc_lists)
     query_vocab, doc_vocab = vocabularies
 
     queries = encode_texts([topics[q] for q in qids], query_vocab, config.max_query_len)

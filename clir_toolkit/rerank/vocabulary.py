@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.files import atomic_write
-from clir_toolkit.rerank.tokens import rerank_tokens
+from clir_toolkit.rerank.tokens import WORDS, text_tokens
 
 if TYPE_CHECKING:
     import torch
@@ -34,14 +34,17 @@ class Vocabulary:
     """Words ↔ ids for one language: id 0 is ``<pad>``, id 1 is ``<oov>``, then the words.
 
     Words are ordered by decreasing training frequency (ties alphabetically), so the same
-    texts always give the same ids.
+    texts always give the same ids. ``tokens`` is the scheme that cuts texts into its words
+    (:func:`clir_toolkit.rerank.tokens.text_tokens`): ``words``, or ``use-m3-tokens``, the
+    pieces of USE-m3's subword table.
     """
 
-    def __init__(self, words: Sequence[str], language: str) -> None:
+    def __init__(self, words: Sequence[str], language: str, tokens: str = WORDS) -> None:
         if list(words[:2]) != [PAD, OOV]:
             raise ValueError(f"a vocabulary starts with {PAD} and {OOV}")
         self.words: list[str] = list(words)
         self.language = language
+        self.tokens = tokens
         self._ids = {word: index for index, word in enumerate(self.words)}
         if len(self._ids) != len(self.words):
             raise ValueError("a vocabulary lists each word once")
@@ -53,6 +56,7 @@ class Vocabulary:
         language: str,
         min_count: int = 1,
         max_size: int | None = None,
+        tokens: str = WORDS,
     ) -> Vocabulary:
         """Count the words of ``token_lists``; keep those seen at least ``min_count`` times.
 
@@ -62,8 +66,8 @@ class Vocabulary:
         if min_count < 1:
             raise ClirError(f"min_count must be at least 1, not {min_count}")
         counts: Counter[str] = Counter()
-        for tokens in token_lists:
-            counts.update(tokens)
+        for token_list in token_lists:
+            counts.update(token_list)
         counts.pop(PAD, None)
         counts.pop(OOV, None)
         kept = sorted(
@@ -72,7 +76,7 @@ class Vocabulary:
         )
         if max_size is not None:
             kept = kept[:max_size]
-        return cls([PAD, OOV, *kept], language)
+        return cls([PAD, OOV, *kept], language, tokens)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -89,23 +93,42 @@ class Vocabulary:
         ids = [self._ids.get(token, OOV_ID) for token in tokens[:max_len]]
         return ids + [PAD_ID] * (max_len - len(ids))
 
+    def tokenize(self, text: str, limit: int | None = None) -> list[str]:
+        """The tokens of ``text`` in this vocabulary's scheme and language (the first
+        ``limit``)."""
+        return text_tokens(self.tokens, self.language, text, limit)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"language": self.language, "words": self.words}
+        """``language`` and ``words``; ``tokens`` too when it is not the word scheme (so
+        that a vocabulary of words reads, and hashes, as it always did)."""
+        data: dict[str, Any] = {"language": self.language, "words": self.words}
+        if self.tokens != WORDS:
+            data["tokens"] = self.tokens
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vocabulary:
         """The vocabulary :meth:`to_dict` wrote; ValueError when ``data`` is not one."""
-        if not isinstance(data, Mapping) or set(data) != {"language", "words"}:
-            raise ValueError("expected the keys 'language' and 'words'")
+        from clir_toolkit.rerank.tokens import token_schemes
+
+        if (
+            not isinstance(data, Mapping)
+            or not {"language", "words"} <= set(data)
+            or not (set(data) <= {"language", "words", "tokens"})
+        ):
+            raise ValueError("expected the keys 'language' and 'words' (and 'tokens')")
         words, language = data["words"], data["language"]
+        tokens = data.get("tokens", WORDS)
         if not isinstance(language, str) or not language:
             raise ValueError("its language is not a language code")
         if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
             raise ValueError("its words are not a list of strings")
-        return cls(words, language)
+        if tokens not in token_schemes():
+            raise ValueError(f"its tokens are not one of {', '.join(token_schemes())}")
+        return cls(words, language, tokens)
 
     def fingerprint(self) -> str:
-        """sha256 of the language and the words in id order."""
+        """sha256 of the language, the words in id order and the scheme (not words)."""
         payload = json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -131,5 +154,5 @@ def encode_texts(texts: Sequence[str], vocabulary: Vocabulary, max_len: int) -> 
     """``int64[len(texts), max_len]`` ids of short texts (queries, parallel sentences)."""
     import torch
 
-    rows = [vocabulary.encode(rerank_tokens(vocabulary.language, text), max_len) for text in texts]
+    rows = [vocabulary.encode(vocabulary.tokenize(text, max_len), max_len) for text in texts]
     return torch.tensor(rows, dtype=torch.long).reshape(-1, max_len)
