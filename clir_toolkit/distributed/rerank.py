@@ -73,7 +73,7 @@ from clir_toolkit.rerank.candidates import (
 )
 from clir_toolkit.rerank.device import check_precision, resolve_device
 from clir_toolkit.rerank.model_file import load_model, read_model_file
-from clir_toolkit.rerank.score import write_reranked
+from clir_toolkit.rerank.score import interpolation_for, write_reranked
 from clir_toolkit.rerank.threads import use_fastest_threads
 
 #: Chunks of batches per actor: small enough that the actors finish together and that a
@@ -199,6 +199,7 @@ def score_run_on_ray(
             batch_size=batch_size, precision=precision,
         )  # fmt: skip
     name = reranker.model_type
+    interpolate = interpolation_for(reranker, interpolate)
     rows = rerank_rows(ranked, neural, depth, interpolate, tag or name)
     return write_reranked(
         output, rows, len(ranked), len(neural), name, f"{where} ({cluster.label})", started,

@@ -37,7 +37,7 @@ from clir_toolkit.rerank.candidates import (
     rerank_rows,
     score_encoded,
 )
-from clir_toolkit.rerank.model_file import load_model, read_model_file
+from clir_toolkit.rerank.model_file import LoadedReranker, load_model, read_model_file
 from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
 
 SUBWORD_INTERPOLATION = 0.8
@@ -48,6 +48,15 @@ of 0.5-0.9 for the default model on the French man pages' dev split (nDCG@10 0.5
 
 if TYPE_CHECKING:
     from clir_toolkit.formats import RunRow
+
+
+def interpolation_for(reranker: LoadedReranker, interpolate: float | None) -> float | None:
+    """λ as given, or the measured default of the model's kind when none is given:
+    :data:`SUBWORD_INTERPOLATION` for a K-NRM on USE-m3's subword table, the model alone
+    (None) for the word-level models."""
+    if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
+        return SUBWORD_INTERPOLATION
+    return interpolate
 
 
 def score_run(
@@ -97,8 +106,7 @@ def score_run(
         used = "cpu"  # the maps are tiny; the encoder runs on the CPU
     else:
         reranker = load_model(model_path, target, data)
-        if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
-            interpolate = SUBWORD_INTERPOLATION
+        interpolate = interpolation_for(reranker, interpolate)
         ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
         neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
         name, used = reranker.model_type, str(target)
