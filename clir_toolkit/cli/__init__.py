@@ -32,6 +32,7 @@ from clir_toolkit.cli import (
     demo,
     embed,
     evaluate,
+    fuse,
     index,
     rerank,
     resource,
@@ -42,7 +43,7 @@ from clir_toolkit.cli.options import _common_options
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
 COMMANDS = (
-    collection, index, search, evaluate, compare, resource, embed, rerank, run, bench,
+    collection, index, search, fuse, evaluate, compare, resource, embed, rerank, run, bench,
     assignment, completion, demo,
 )  # fmt: skip
 """The command modules, in the order ``clir --help`` lists them."""

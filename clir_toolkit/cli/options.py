@@ -81,6 +81,13 @@ def _feedback_options(parser: argparse.ArgumentParser) -> None:
     add_options(group, FEEDBACK_PARAMS.values())
 
 
+def _dense_options(parser: argparse.ArgumentParser) -> None:
+    from clir_toolkit.search.dense import DENSE_PARAMS
+
+    group = parser.add_argument_group("dense and hybrid first stages (clir index --dense)")
+    add_options(group, DENSE_PARAMS.values())
+
+
 def _read_topics(args: argparse.Namespace) -> list:
     from clir_toolkit.formats import read_topics
 
