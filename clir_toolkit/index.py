@@ -555,6 +555,14 @@ def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
         handle.write("\n")
 
 
+def _sidecar_names(index: Path, file: str) -> bool:
+    """Whether the sidecar on disk names the vectors file ``file`` (it was replaced)."""
+    try:
+        return json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"]["file"] == file
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def _encode_for_index(
     collection: Collection, encoder: str, cache_dir: str | Path | None, verbose: bool
 ) -> tuple[list[str], Any, DenseRecord]:
@@ -599,9 +607,15 @@ def add_dense_vectors(
                 f"{collection.corpus}: holds {len(docids)} documents, the index "
                 f"{info.documents}; nothing was changed (rebuild the index)"
             )
-        write_vectors(index, docids, matrix, record)
         updated = dataclasses.replace(info, dense=record)
-        write_sidecar(index, updated)
+        existed = (index / record.file).exists()
+        try:
+            write_vectors(index, docids, matrix, record)
+            write_sidecar(index, updated)
+        except BaseException:  # Ctrl-C included: the index goes back to what it was
+            if not existed and not _sidecar_names(index, record.file):
+                (index / record.file).unlink(missing_ok=True)
+            raise
         for stale in stale_vectors_files(index, record_to_json(record)):
             stale.unlink(missing_ok=True)
     return updated

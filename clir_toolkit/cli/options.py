@@ -197,8 +197,8 @@ def add_options(
                 options["choices"] = param.choices
             if param.metavar:
                 options["metavar"] = param.metavar
-            if param.shape == "list" and param.length:
-                options["nargs"] = param.length
+            if param.shape == "list":
+                options["nargs"] = param.length or "+"
         parser.add_argument(option_flag(param), **options)
 
 

@@ -55,7 +55,8 @@ DENSE_PARAMS = declare(
     Param("hybrid", bool, False, "fuse the BM25 run of the translated query with the dense "
           "run: w·dense + (1 − w)·BM25, both min-max normalised per query"),
     Param("hybrid_weight", float, DEFAULT_HYBRID_WEIGHT, "w, the dense run's weight in --hybrid",
-          minimum=0, maximum=1, note="the best on the French man pages' dev split"),
+          minimum=0, maximum=1, note="the best on the French man pages' dev split",
+          flag="--hybrid-weight"),
     Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
           note="default: the one that made the index's vectors; another is refused"),
     Param("model", Path, doc="a fine-tuned encoder (clir rerank train --model tuned): its query "

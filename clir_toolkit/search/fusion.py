@@ -50,13 +50,15 @@ DEFAULT_DEPTH = 1000
 
 FUSION_PARAMS = declare(
     Param("method", str, "rrf", "how the runs combine: reciprocal rank fusion, weighted sum "
-          "(interpolate), CombSUM or CombMNZ of normalised scores", choices=METHODS),
+          "(interpolate), CombSUM or CombMNZ of normalised scores", choices=METHODS, flag="--method"),
     Param("normalise", str, "minmax", "per-query score normalisation before combsum, "
-          "combmnz and interpolate", choices=NORMALISATIONS),
+          "combmnz and interpolate", choices=NORMALISATIONS, flag="--normalise"),
     Param("weights", float, doc="one weight per run", shape="list", minimum=0, optional=True,
-          note="default: 1 each; 1/n each for interpolate", metavar="W"),
-    Param("rrf_k", int, DEFAULT_RRF_K, "k of reciprocal rank fusion, 1/(k + rank)", minimum=1),
-    Param("depth", int, DEFAULT_DEPTH, "documents kept per query in the fused run", minimum=1),
+          note="default: 1 each; 1/n each for interpolate", metavar="W", flag="--weights"),
+    Param("rrf_k", int, DEFAULT_RRF_K, "k of reciprocal rank fusion, 1/(k + rank)", minimum=1,
+          flag="--rrf-k"),
+    Param("depth", int, DEFAULT_DEPTH, "documents kept per query in the fused run", minimum=1,
+          flag="--depth"),
 )  # fmt: skip
 """The options of :func:`fuse_runs` (``clir fuse``)."""
 
