@@ -83,7 +83,8 @@ def test_dense_search_ranks_by_the_cosine_of_the_encoder(
     doc_vectors = encoder.encode_documents([d.contents for d in docs])
     for topic in read_topics(topics):
         cosines = doc_vectors @ encoder.encode_queries([topic.query])[0]
-        expected = sorted(zip(cosines.tolist(), (d.id for d in docs)), reverse=True)[:5]
+        pairs = zip(cosines.tolist(), [d.id for d in docs], strict=True)
+        expected = sorted(pairs, reverse=True)[:5]
         got = [(r.score, r.docid) for r in rows if r.qid == topic.qid]
         assert [d for _, d in got] == [d for _, d in expected], topic.qid
         assert [s for s, _ in got] == pytest.approx([s for s, _ in expected], abs=1e-5)

@@ -50,7 +50,8 @@ DEFAULT_DEPTH = 1000
 
 FUSION_PARAMS = declare(
     Param("method", str, "rrf", "how the runs combine: reciprocal rank fusion, weighted sum "
-          "(interpolate), CombSUM or CombMNZ of normalised scores", choices=METHODS, flag="--method"),
+          "(interpolate), CombSUM or CombMNZ of normalised scores", choices=METHODS,
+          flag="--method"),
     Param("normalise", str, "minmax", "per-query score normalisation before combsum, "
           "combmnz and interpolate", choices=NORMALISATIONS, flag="--normalise"),
     Param("weights", float, doc="one weight per run", shape="list", minimum=0, optional=True,
