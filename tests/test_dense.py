@@ -105,16 +105,25 @@ def test_english_queries_find_their_french_page_with_no_translation(
     assert recall >= 0.8, scores.stdout
 
 
-@pytest.mark.parametrize("options", [[], ["--translate", "dict", "--structure", "syn"],
-                                     ["--translate", "dict", "--prf", "rm3", "--k1", "1.2"]])
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--translate", "dict", "--structure", "syn"],
+        ["--translate", "dict", "--prf", "rm3", "--k1", "1.2"],
+    ],
+)
 def test_hybrid_is_the_bm25_run_and_the_dense_run_interpolated(
     dense_index: Path, collection: Path, tmp_path: Path, options: list[str]
 ) -> None:
     topics = str(collection / "topics.dev.tsv")
     common = ["--index", str(dense_index), "--topics", topics, "--hits", "8", "--quiet"]
     runs = {}
-    for name, extra in [("bm25", options), ("dense", ["--dense"]),
-                        ("hybrid", [*options, "--hybrid", "--hybrid-weight", "0.3"])]:
+    for name, extra in [
+        ("bm25", options),
+        ("dense", ["--dense"]),
+        ("hybrid", [*options, "--hybrid", "--hybrid-weight", "0.3"]),
+    ]:
         runs[name] = tmp_path / f"{name}.run"
         result = run_clir("search", *common, "--output", str(runs[name]), *extra)
         assert result.returncode == 0, result.stderr
@@ -149,9 +158,7 @@ def test_vectors_of_another_encoder_version_are_refused_in_one_line(
     assert_one_line_error(result, "0.0.1", "encode them again")
 
 
-def test_an_index_without_vectors_says_how_to_add_them(
-    fr_index: Path, tmp_path: Path
-) -> None:
+def test_an_index_without_vectors_says_how_to_add_them(fr_index: Path, tmp_path: Path) -> None:
     result = run_clir("search", "--index", str(fr_index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
                       "--dense")  # fmt: skip
@@ -235,3 +242,49 @@ def test_python_api_dense_and_hybrid(dense_index: Path, collection: Path, tmp_pa
     assert len(read_run(tmp_path / "h.run")) == 3 * len(topics)
     rows = ct.fuse([read_run(tmp_path / "d.run"), read_run(tmp_path / "h.run")], "rrf")
     assert {r.qid for r in rows} == {t.qid for t in topics}
+
+
+def test_a_fine_tuned_model_ranks_every_document_as_rerank_score_does(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    topics, qrels = str(collection / "topics.dev.tsv"), str(collection / "qrels.dev.txt")
+    common = ["--index", str(dense_index), "--topics", topics, "--hits", "12", "--quiet"]
+    first = tmp_path / "all.run"
+    assert run_clir("search", *common, "--output", str(first), "--dense").returncode == 0
+    model = tmp_path / "m.pt"
+    result = run_clir("rerank", "train", "--collection", str(collection), "--topics", topics,
+                      "--qrels", qrels, "--run", str(first), "--epochs", "3", "--lr", "0.01",
+                      "--output", str(model), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    reranked = tmp_path / "reranked.run"
+    result = run_clir("rerank", "score", "--model", str(model), "--collection", str(collection),
+                      "--topics", topics, "--run", str(first), "--depth", "12",
+                      "--interpolate", "1", "--output", str(reranked), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    towers = tmp_path / "towers.run"
+    result = run_clir("search", *common, "--output", str(towers), "--dense", "--model", str(model))
+    assert result.returncode == 0, result.stderr
+    expected, got = read_run(reranked), read_run(towers)
+    assert [(r.qid, r.docid) for r in got] == [(r.qid, r.docid) for r in expected]
+    assert [(r.qid, r.docid) for r in got] != [(r.qid, r.docid) for r in read_run(first)]
+
+
+def test_pyterrier_dense_retriever_ranks_as_clir_search_dense(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("pyterrier")
+    import pandas as pd
+
+    import clir_toolkit as ct
+    from clir_toolkit.integrations.pyterrier import ClirDenseRetriever, ClirTranslator
+
+    topics = ct.read_topics(collection / "topics.dev.tsv")
+    ct.dense_search_to_run(dense_index, topics, tmp_path / "d.run", hits=4, progress=False)
+    frame = pd.DataFrame([{"qid": t.qid, "query": t.query} for t in topics])
+    pipeline = ClirTranslator(ct.TranslationOptions(translate="dict"), "fr") >> ClirDenseRetriever(
+        dense_index, hits=4
+    )
+    out = pipeline.transform(frame)
+    expected = read_run(tmp_path / "d.run")
+    assert list(zip(out["qid"], out["docno"], strict=True)) == [(r.qid, r.docid) for r in expected]
+    assert list(out["score"]) == pytest.approx([r.score for r in expected])
