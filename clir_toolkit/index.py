@@ -67,6 +67,7 @@ from clir_toolkit.vectors import (
     record_from_json,
     record_to_json,
     stale_vectors_files,
+    write_graph,
     write_vectors,
 )
 
@@ -459,6 +460,7 @@ def build_index(
     shard_builder: ShardBuilder | None = None,
     dense: str | None = None,
     dense_cache: str | Path | None = None,
+    hnsw: int = 0,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
@@ -474,8 +476,10 @@ def build_index(
     parallel on a Ray cluster); ``threads`` are then each shard's indexing threads.
     ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``) whose document
     vectors are stored with the index (:mod:`clir_toolkit.vectors`), encoded through the
-    vector cache ``dense_cache`` (default: the collection's rerank cache).
+    vector cache ``dense_cache`` (default: the collection's rerank cache); ``hnsw`` M > 0
+    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`).
     """
+    check_hnsw(hnsw, dense)
     if shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
@@ -523,7 +527,10 @@ def build_index(
         record = None
         if dense is not None:
             docids, matrix, record = _encode_for_index(collection, dense, dense_cache, verbose)
+            record = dataclasses.replace(record, hnsw=hnsw)
             write_vectors(index_dir, docids, matrix, record)
+            if hnsw:
+                write_graph(index_dir, matrix, record)
         info = IndexInfo(
             language=spec.language,
             analyzer_kind=spec.kind,
@@ -555,6 +562,14 @@ def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
         handle.write("\n")
 
 
+def check_hnsw(hnsw: int, encoder: str | None) -> None:
+    """Refuse an HNSW ``M`` below 2 (0: no graph), or a graph without vectors."""
+    if hnsw and encoder is None:
+        raise UsageError("--hnsw needs --dense: it is the graph of the dense vectors")
+    if hnsw < 0 or hnsw == 1:
+        raise UsageError(f"--hnsw must be at least 2 neighbours a node, or 0 (got {hnsw})")
+
+
 def _sidecar_names(index: Path, file: str) -> bool:
     """Whether the sidecar on disk names the vectors file ``file`` (it was replaced)."""
     try:
@@ -580,6 +595,7 @@ def add_dense_vectors(
     *,
     cache_dir: str | Path | None = None,
     verbose: bool = True,
+    hnsw: int = 0,
 ) -> IndexInfo:
     """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
 
@@ -588,6 +604,7 @@ def add_dense_vectors(
     vectors file is written first and the sidecar replaced after it, both atomically, under
     the index's lock: an interruption at any point leaves the index as it was.
     """
+    check_hnsw(hnsw, encoder)
     index = Path(index_path)
     info = read_index_info(index)
     source = collection_path if collection_path is not None else info.collection
@@ -607,14 +624,19 @@ def add_dense_vectors(
                 f"{collection.corpus}: holds {len(docids)} documents, the index "
                 f"{info.documents}; nothing was changed (rebuild the index)"
             )
+        record = dataclasses.replace(record, hnsw=hnsw)
         updated = dataclasses.replace(info, dense=record)
-        existed = (index / record.file).exists()
+        written = [record.file, *([record.graph_file] if hnsw else [])]
+        new = [name for name in written if not (index / name).exists()]
         try:
             write_vectors(index, docids, matrix, record)
+            if hnsw:
+                write_graph(index, matrix, record)
             write_sidecar(index, updated)
         except BaseException:  # Ctrl-C included: the index goes back to what it was
-            if not existed and not _sidecar_names(index, record.file):
-                (index / record.file).unlink(missing_ok=True)
+            if not _sidecar_names(index, record.file):
+                for name in new:
+                    (index / name).unlink(missing_ok=True)
             raise
         for stale in stale_vectors_files(index, record_to_json(record)):
             stale.unlink(missing_ok=True)

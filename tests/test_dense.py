@@ -288,3 +288,33 @@ def test_pyterrier_dense_retriever_ranks_as_clir_search_dense(
     expected = read_run(tmp_path / "d.run")
     assert list(zip(out["qid"], out["docno"], strict=True)) == [(r.qid, r.docid) for r in expected]
     assert list(out["score"]) == pytest.approx([r.score for r in expected])
+
+
+def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("faiss")
+    topics = str(collection / "topics.dev.tsv")
+    result = run_clir("search", "--index", str(dense_index), "--topics", topics, "--output",
+                      str(tmp_path / "r.run"), "--dense", "--approximate")  # fmt: skip
+    assert_one_line_error(result, "holds no HNSW graph", "--hnsw")
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    lucene, vectors = lucene_files(index), snapshot(index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense",
+                      "--hnsw", "8", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    dense = json.loads((index / SIDECAR).read_text())["dense"]
+    assert dense["hnsw"] == 8 and (index / dense["file"].replace(".npz", ".hnsw")).is_file()
+    assert lucene_files(index) == lucene
+    assert snapshot(index)[dense["file"]] == vectors[dense["file"]]
+    runs = {}
+    for name, extra in [("exact", []), ("approximate", ["--approximate"])]:
+        runs[name] = tmp_path / f"{name}.run"
+        result = run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                          str(runs[name]), "--dense", "--hits", "6", "--quiet", *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    # twelve documents: the graph's candidate list holds them all, so nothing is missed
+    exact, approximate = read_run(runs["exact"]), read_run(runs["approximate"])
+    assert [(r.qid, r.docid) for r in approximate] == [(r.qid, r.docid) for r in exact]
+    assert [r.score for r in approximate] == pytest.approx([r.score for r in exact], abs=1e-5)

@@ -58,6 +58,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         f"hf:DIR; default: {DEFAULT_DENSE_ENCODER}), for clir search --dense and --hybrid; on "
         "an existing index of the collection, only the vectors are added",
     )
+    p.add_argument(
+        "--hnsw",
+        type=int,
+        default=0,
+        metavar="M",
+        help="with --dense, also store an approximate index of the vectors (Faiss' HNSW "
+        "graph, M neighbours a node, e.g. 32), for clir search --approximate (default: none)",
+    )
     _ray_options(p, "build the shards in parallel (the workers must see --index's directory)")
     p.set_defaults(handler=cmd_index)
 
@@ -74,7 +82,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         from clir_toolkit.index import add_dense_vectors
 
         started = time.perf_counter()
-        info = add_dense_vectors(args.index, args.dense, args.collection, verbose=not args.quiet)
+        info = add_dense_vectors(
+            args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw
+        )
         assert info.dense is not None
         print(
             f"added the vectors of {info.dense.documents} documents ({info.dense.encoder}, "
@@ -95,6 +105,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         shards=args.shards,
         shard_builder=builder,
         dense=args.dense,
+        hnsw=args.hnsw,
         verbose=not args.quiet,
         java_logs=args.debug,
     )

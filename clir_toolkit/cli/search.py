@@ -64,8 +64,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from clir_toolkit.search import search_to_run
     from clir_toolkit.translate.pipeline import build_queries
 
-    if not (args.dense or args.hybrid) and (args.encoder or args.model):
-        raise UsageError("--encoder and --model choose the query encoder of --dense or --hybrid")
+    if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
+        raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
     language = read_index_info(args.index).language
     translation = _translation(args)
     topics = _read_topics(args)
@@ -110,7 +110,10 @@ def _dense_search(
         raise UsageError("choose one of --dense (the dense run alone) and --hybrid (fused)")
     if args.ray is not None:
         raise UsageError("--dense and --hybrid search here only, not with --ray")
-    dense = {"encoder": args.encoder, "model": args.model}
+    dense = {
+        "encoder": args.encoder, "model": args.model, "approximate": args.approximate,
+        "ef_search": args.ef_search,
+    }  # fmt: skip
     if args.dense:
         return dense_search_to_run(
             args.index, topics, args.output, hits=options["hits"], tag=options["tag"],

@@ -19,6 +19,11 @@ The query encoder must be the one that made the index's vectors, in the same ver
 name and fingerprint are compared with the sidecar's, and any other is refused in one line
 (vectors of two encoders live in different spaces, and their cosines mean nothing).
 
+``--approximate`` searches the HNSW graph stored with the vectors (``clir index --hnsw M``,
+:func:`clir_toolkit.vectors.write_graph`) instead of every vector: Faiss walks the graph
+with a candidate list of ``--ef-search`` (at least ``--hits``) and returns the best it met,
+which are the exact search's for most queries but not all (docs/dense.md reports how many).
+
 Each query is searched on its own, so a subset of the queries gets the same rows as it
 does among all of them; ties are broken by docid as trec_eval reads a run.
 """
@@ -40,7 +45,7 @@ from clir_toolkit.query import StructuredQuery
 from clir_toolkit.search.fusion import by_query, fuse
 from clir_toolkit.search.runs import SearchStats, cyclic_gc_paused, search_rows, write_search_run
 from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
-from clir_toolkit.vectors import read_vectors
+from clir_toolkit.vectors import read_graph, read_vectors
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -48,6 +53,10 @@ if TYPE_CHECKING:
 DEFAULT_HYBRID_WEIGHT = 0.5
 """The dense run's weight in ``--hybrid``: the best of 0.1–0.9 (step 0.1) on the French
 man pages' dev split, use-m3 with BM25 of the dictionary translation (docs/dense.md)."""
+
+DEFAULT_EF_SEARCH = 256
+"""HNSW's search-time candidate list (``efSearch``): recall against exact search rises with
+it, and so does the time a query takes."""
 
 DENSE_PARAMS = declare(
     Param("dense", bool, False, "rank by the index's dense vectors alone (clir index --dense): "
@@ -61,6 +70,10 @@ DENSE_PARAMS = declare(
           note="default: the one that made the index's vectors; another is refused"),
     Param("model", Path, doc="a fine-tuned encoder (clir rerank train --model tuned): its query "
           "and document towers over the index's vectors", optional=True, metavar="M.pt"),
+    Param("approximate", bool, False, "search the index's HNSW graph (clir index --hnsw M) "
+          "instead of every vector"),
+    Param("ef_search", int, DEFAULT_EF_SEARCH, "HNSW's candidate list in --approximate "
+          "search (raised to --hits when smaller)", minimum=1, flag="--ef-search"),
 )  # fmt: skip
 """The options of ``clir search`` for the dense and hybrid first stages."""
 
@@ -74,6 +87,8 @@ class DenseSearcher:
         encoder: str | None = None,
         model: str | Path | None = None,
         threads: int | None = None,
+        approximate: bool = False,
+        ef_search: int = DEFAULT_EF_SEARCH,
     ) -> None:
         from clir_toolkit.rerank.encoders import load_encoder
 
@@ -111,6 +126,21 @@ class DenseSearcher:
             )
         self.docids, vectors = read_vectors(self.index, record)
         self.vectors = self._document_tower(vectors)
+        self._graph: Any = None
+        self.ef_search = ef_search
+        if approximate:
+            if record.hnsw == 0:
+                raise ClirError(
+                    f"{index}: holds no HNSW graph for --approximate (add one with: clir index "
+                    f"--collection {info.collection} --index {index} --dense {record.encoder} "
+                    "--hnsw 32)"
+                )
+            if model is not None:
+                raise UsageError(
+                    "--approximate searches the graph of the encoder's own vectors, not a "
+                    "fine-tuned tower's: leave out --model or --approximate"
+                )
+            self._graph = read_graph(self.index, record)
 
     def _document_tower(self, vectors: np.ndarray) -> np.ndarray:
         """The stored vectors, through a fine-tuned document tower: ``f_d(d) / (|f_d(d)| +
@@ -142,8 +172,20 @@ class DenseSearcher:
         for a query the encoder gives no direction (an empty text)."""
         if not np.any(vector):
             return []
+        if self._graph is not None:
+            return self._approximate(vector, hits)
         scores = self.vectors @ vector
         return top_hits(scores, self.docids, hits)
+
+    def _approximate(self, vector: np.ndarray, hits: int) -> list[Hit]:
+        """The best documents the HNSW graph finds for one query vector."""
+        count = min(hits, len(self.docids))
+        self._graph.hnsw.efSearch = max(self.ef_search, count)
+        scores, rows = self._graph.search(vector.reshape(1, -1).astype(np.float32), count)
+        found = [(float(s), self.docids[r]) for s, r in zip(scores[0], rows[0], strict=True)
+                 if r >= 0]  # fmt: skip
+        found.sort(reverse=True)  # score descending, ties by docid descending
+        return [Hit(docid, score) for score, docid in found]
 
     def batch_search(
         self, topics: Sequence[Topic], hits: int, progress: bool = False
@@ -194,10 +236,14 @@ def dense_rows(
     encoder: str | None = None,
     model: str | Path | None = None,
     progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
 ) -> tuple[list[RunRow], list[str]]:
     """The dense run's rows of ``topics``, and the ids of the topics that found nothing."""
-    check_options({"hits": hits}, [BM25_PARAMS["hits"]])
-    searcher = DenseSearcher(index, encoder, model)
+    check_options(
+        {"hits": hits, "ef_search": ef_search}, [BM25_PARAMS["hits"], DENSE_PARAMS["ef_search"]]
+    )
+    searcher = DenseSearcher(index, encoder, model, approximate=approximate, ef_search=ef_search)
     rows: list[RunRow] = []
     empty: list[str] = []
     with cyclic_gc_paused():
@@ -221,12 +267,15 @@ def dense_search_to_run(
     encoder: str | None = None,
     model: str | Path | None = None,
     progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
 ) -> SearchStats:
     """Search ``topics`` by their dense vectors alone and write one TREC run (atomically)."""
     started = time.perf_counter()
     rows, empty = dense_rows(
-        index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress
-    )
+        index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress,
+        approximate=approximate, ef_search=ef_search,
+    )  # fmt: skip
     return write_search_run(output, rows, empty, len(topics), tag, progress, started)
 
 
@@ -241,6 +290,8 @@ def hybrid_rows(
     encoder: str | None = None,
     model: str | Path | None = None,
     progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
     **bm25: Any,
 ) -> tuple[list[RunRow], list[str]]:
     """The hybrid run's rows: BM25 of ``queries`` (with ``bm25``'s options: k1, b,
@@ -255,8 +306,9 @@ def hybrid_rows(
         raise UsageError("the BM25 queries and the topics of --hybrid must have the same ids")
     lexical, _ = search_rows(index, queries, hits=hits, tag=tag, progress=progress, **bm25)
     semantic, _ = dense_rows(
-        index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress
-    )
+        index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress,
+        approximate=approximate, ef_search=ef_search,
+    )  # fmt: skip
     rows = fuse(
         [lexical, semantic], "interpolate", weights=[1.0 - hybrid_weight, hybrid_weight],
         normalisation="minmax", depth=hits, tag=tag,
