@@ -6,7 +6,7 @@ multilingual sentence encoder from the topic's own text: no translation is neede
 encoder maps an English query near its French document. The search is exact: one matrix
 product of the unit document vectors with the query vector (1,400 man pages or 20,000 DDTP
 descriptions take well under a millisecond a query). With ``--model M.pt``, a fine-tuned
-encoder (``clir rerank train --model tuned``), the stored vectors go through its document
+encoder (``clir rerank train --pretrained NAME``), the stored vectors go through its document
 tower and the query through its query tower, and documents are ranked by its smooth cosine.
 
 ``--hybrid`` fuses two runs of the same topics: BM25 of the (translated, structured,
@@ -65,15 +65,17 @@ DENSE_PARAMS = declare(
           "run: w·dense + (1 − w)·BM25, both min-max normalised per query"),
     Param("hybrid_weight", float, DEFAULT_HYBRID_WEIGHT, "w, the dense run's weight in --hybrid",
           minimum=0, maximum=1, note="the best on the French man pages' dev split",
-          flag="--hybrid-weight"),
+          flag="--hybrid-weight", metavar="W"),
     Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
+          metavar="NAME",
           note="default: the one that made the index's vectors; another is refused"),
-    Param("model", Path, doc="a fine-tuned encoder (clir rerank train --model tuned): its query "
+    Param("model", Path, doc="a fine-tuned encoder (clir rerank train --pretrained NAME): its query "
           "and document towers over the index's vectors", optional=True, metavar="M.pt"),
     Param("approximate", bool, False, "search the index's HNSW graph (clir index --hnsw M) "
           "instead of every vector"),
     Param("ef_search", int, DEFAULT_EF_SEARCH, "HNSW's candidate list in --approximate "
-          "search (raised to --hits when smaller)", minimum=1, flag="--ef-search"),
+          "search (raised to --hits when smaller)", minimum=1, flag="--ef-search",
+          metavar="EF"),
 )  # fmt: skip
 """The options of ``clir search`` for the dense and hybrid first stages."""
 
@@ -221,7 +223,7 @@ def _read_tuned(path: Path) -> tuple[Any, str]:
     if not is_tuned_model(data):
         raise ClirError(
             f"{path}: not a fine-tuned encoder, whose towers --model needs (train one with: "
-            "clir rerank train --model tuned ...)"
+            "clir rerank train --pretrained NAME ...)"
         )
     model, record = load_tuned(path, data)
     return model, str(record["encoder"])
