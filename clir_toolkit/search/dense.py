@@ -69,8 +69,8 @@ DENSE_PARAMS = declare(
     Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
           metavar="NAME",
           note="default: the one that made the index's vectors; another is refused"),
-    Param("model", Path, doc="a fine-tuned encoder (clir rerank train --pretrained NAME): its query "
-          "and document towers over the index's vectors", optional=True, metavar="M.pt"),
+    Param("model", Path, doc="a fine-tuned encoder (clir rerank train --pretrained NAME): its "
+          "query and document towers over the index's vectors", optional=True, metavar="M.pt"),
     Param("approximate", bool, False, "search the index's HNSW graph (clir index --hnsw M) "
           "instead of every vector"),
     Param("ef_search", int, DEFAULT_EF_SEARCH, "HNSW's candidate list in --approximate "
