@@ -37,6 +37,9 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q "$(TORCH)"
 	$(BIN)/pip install -q -e ".[dev]"
+	@# Java's class archive: every command that searches or indexes then starts in half the time
+	@# (an optimisation only: without it Java starts as before).
+	$(BIN)/clir resource java --quiet || echo "note: no Java class archive; Java starts slower"
 	touch $(STAMP)
 
 test: setup lint typecheck pytest

@@ -22,6 +22,13 @@ failed command leaves the destination exactly as it was. The guarantees, and the
   its leftovers are what the next writer removes.
 * **OS errors are one line.** An unwritable, full or read-only destination raises
   :class:`~clir_toolkit.errors.OutputError` naming the path and the fix.
+* **Special destinations.** ``-`` is standard output. A symbolic link is followed: its
+  target is replaced atomically and the link stays. A device, FIFO or other file that is
+  not a regular file is written through, in place, with no rename (``/dev/null`` stays a
+  device, a reader of a FIFO gets the data); a socket cannot be written and is refused.
+* **An output is never an input.** :func:`check_not_an_input` refuses, before any work, an
+  output that is (through links or hard links) one of the command's inputs, or that lies
+  inside an index or a collection directory.
 
 Data the toolkit sets up or caches for itself (dictionaries, WordNet, the DDTP lists,
 trained embeddings) lives under :func:`data_dir`.
@@ -36,7 +43,9 @@ import hashlib
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -100,10 +109,12 @@ def absolute(path: str | Path) -> Path:
 
 
 @contextlib.contextmanager
-def _temporary_beside(path: str | Path, create: Callable[[Path], T]) -> Iterator[tuple[Path, T]]:
+def _temporary_beside(
+    path: str | Path, create: Callable[[Path], T], named: str | Path | None = None
+) -> Iterator[tuple[Path, T]]:
     """Create a temporary ``.NAME.<random>.tmp`` beside ``path`` with ``create(name)`` and
     remove it, if it is still there, when the block ends; yield its name and what
-    ``create`` returned.
+    ``create`` returned. Errors name ``named`` (the path as the user gave it), or ``path``.
 
     The name is drawn before anything exists and the removal is armed before ``create``
     runs, so an interrupting signal leaves nothing behind at any instant (``mkstemp`` has a
@@ -117,7 +128,7 @@ def _temporary_beside(path: str | Path, create: Callable[[Path], T]) -> Iterator
         try:
             created = create(name)
         except OSError as exc:
-            raise output_error(path, exc) from None
+            raise output_error(path if named is None else named, exc) from None
         yield name, created
     finally:
         _remove_even_if_interrupted(name)
@@ -157,6 +168,15 @@ def _check_parent(target: Path) -> None:
         raise output_error(target, not_a_directory)
 
 
+STDOUT = "-"
+"""The output name that means standard output, as in most command-line tools."""
+
+
+def is_stdout(path: str | Path) -> bool:
+    """Whether ``path`` is ``-``, standard output (``./-`` names a file called ``-``)."""
+    return str(path) == STDOUT
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path``; rename it onto ``path`` if the block succeeds.
@@ -164,24 +184,149 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     On an exception (or a signal turned into one) the temporary file is removed and ``path``
     is untouched. OS errors of the temporary file and of the rename raise
     :class:`~clir_toolkit.errors.OutputError`; errors raised by the block pass unchanged.
+
+    Destinations that a rename would destroy are handled as the command line's conventions
+    want: ``-`` writes standard output; a symbolic link is resolved and its target replaced
+    (atomically, as any file); a device or FIFO is written through with no temporary (there
+    is nothing to keep: a device is not a file's contents); a socket is refused.
     """
-    target = absolute(path)
+    if is_stdout(path):
+        with _writing_stdout(mode, encoding) as handle:
+            yield handle
+        return
+    if _is_special(absolute(path)):  # (the kernel follows /dev/stdout to its pipe or tty)
+        with _writing_through(path, absolute(path), mode, encoding) as handle:
+            yield handle
+        return
+    target = Path(os.path.realpath(absolute(path)))  # a link's target is what is replaced
     _check_parent(target)
     if target.is_dir():
         raise output_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
-    new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    with _temporary_beside(path, lambda name: os.open(name, new_file, 0o666)) as (tmp, fd):
-        handle: IO
-        if "b" in mode:
-            handle = os.fdopen(fd, mode)
-        else:
-            handle = os.fdopen(fd, mode, encoding=encoding, newline="\n")
-        with _full_device_names(path), handle:  # the final flush may find the device full
-            yield handle
+
+    def create(name: Path) -> int:
+        return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+
+    with _temporary_beside(target, create, named=path) as (tmp, fd):
+        with _full_device_names(path), _open_fd(fd, mode, encoding) as handle:
+            yield handle  # (the final flush, at the end of the block, may find the device full)
         try:
             os.replace(tmp, target)
         except OSError as exc:
             raise output_error(path, exc) from None
+
+
+def _open_fd(fd: int, mode: str, encoding: str | None) -> IO:
+    """A file object over ``fd`` in ``mode``; text is written with ``\\n`` line ends."""
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding=encoding, newline="\n")
+
+
+def _is_special(path: Path) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a device, a
+    FIFO, a socket): something a rename would replace by a plain file."""
+    try:
+        kind = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(kind) and not stat.S_ISDIR(kind)
+
+
+@contextlib.contextmanager
+def _writing_through(
+    path: str | Path, target: Path, mode: str, encoding: str | None
+) -> Iterator[IO]:
+    """Write straight into the special file ``target`` (``path`` as the user named it)."""
+    if stat.S_ISSOCK(os.stat(target).st_mode):
+        raise OutputError(
+            f"{path}: is a socket, which cannot be written as a file; nothing was changed "
+            "(choose another path)"
+        )
+    try:  # a FIFO's open waits for a reader, as the shell's `>` does
+        fd = os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise output_error(path, exc) from None
+    with _full_device_names(path), _open_fd(fd, mode, encoding) as handle:
+        yield handle  # (/dev/full: "no space left", at the final flush)
+
+
+@contextlib.contextmanager
+def _writing_stdout(mode: str, encoding: str | None) -> Iterator[IO]:
+    """Standard output, for ``-``: in ``mode`` (text or binary), flushed, not closed."""
+    sys.stdout.flush()
+    binary = sys.stdout.buffer
+    with _full_device_names("standard output"):
+        if "b" in mode:
+            yield binary
+            binary.flush()
+        else:
+            import io
+
+            text = io.TextIOWrapper(binary, encoding=encoding, newline="\n", write_through=False)
+            try:
+                yield text
+                text.flush()
+            finally:
+                text.detach()  # standard output stays open for the rest of the command
+
+
+# --- outputs that are inputs ------------------------------------------------------------------
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    """Whether two paths name one file: the same real path, or the same inode (hard links,
+    bind mounts)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        a, b = os.stat(first), os.stat(second)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def check_not_an_input(
+    output: str | Path,
+    inputs: Iterable[str | Path],
+    *,
+    containers: Mapping[str, Callable[[Path], bool]],
+    option: str | None = None,
+) -> None:
+    """Refuse, in one line and before any work, to write ``output`` where it would destroy
+    what the command reads or what the toolkit built.
+
+    ``inputs``: the command's input paths; the output may not be one of them, through
+    symbolic or hard links, nor a directory that holds one. ``containers``: what a kind of
+    directory is → whether a directory is one (``"an index"`` → holds
+    ``clir-index.json``); the output may not lie inside such a directory (a file of a
+    collection or of an index, whose checksums and Lucene files must stay as they were
+    built), though it may be one (``clir index`` replaces an index). ``option`` names the
+    output in the message.
+    """
+    if is_stdout(output):
+        return
+    named = f"{option} {output}" if option else str(output)
+    real = Path(os.path.realpath(absolute(output)))
+    for given in inputs:
+        if is_stdout(given):
+            continue
+        if _same_file(Path(output), Path(given)):
+            raise OutputError(
+                f"{named}: is the input {given}; writing it would destroy that input, so "
+                "nothing was changed (choose another output path)"
+            )
+        if real in Path(os.path.realpath(absolute(given))).parents:  # a directory replaced
+            raise OutputError(
+                f"{named}: holds the input {given}; replacing it would destroy that input, "
+                "so nothing was changed (choose another output path)"
+            )
+    for directory in real.parents:
+        for what, is_one in containers.items():
+            if is_one(directory):
+                raise OutputError(
+                    f"{named}: is inside {what} ({directory}), whose files must stay as they "
+                    "were built; nothing was changed (write it outside that directory)"
+                )
 
 
 # --- directories ------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ Three facts about that set-up shape this module:
 Nothing here runs at import time: the JVM starts on the first :func:`java_class` call, so
 ``clir --help`` never pays for it. The heap size comes from :func:`configure` (the CLI's
 ``--java-heap``) or the ``CLIR_JAVA_HEAP`` environment variable; more JVM options can be
-given in ``CLIR_JAVA_OPTIONS``.
+given in ``CLIR_JAVA_OPTIONS``. A class-data sharing archive, when ``clir resource java``
+has made one (:mod:`clir_toolkit.java_archive`), halves the JVM's start-up.
 """
 
 from __future__ import annotations
@@ -158,6 +159,63 @@ def jvm_options() -> tuple[list[str], list[str]]:
     return heap_option + own + extra, heap_option + extra
 
 
+#: Options the class archive is made with and used with: the collector must be the one the
+#: toolkit's JVM runs (:func:`jvm_options`), and the archive's own notes (a stale archive is
+#: ignored with a warning) are not for the user.
+ARCHIVE_OPTIONS = ("-XX:+UseSerialGC", "-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+
+
+def _package_directory(name: str) -> Path | None:
+    """Where the installed package ``name`` lives, found without importing it (importing
+    pyjnius starts the JVM)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    return Path(locations[0]) if locations else None
+
+
+def class_path() -> list[Path]:
+    """The JVM's class path, as pyserini and pyjnius will set it: Anserini's newest jar
+    (``$ANSERINI_CLASSPATH`` or pyserini's own), then pyjnius's own classes."""
+    jars_dir = os.environ.get("ANSERINI_CLASSPATH")
+    pyserini = _package_directory("pyserini")
+    if not jars_dir and pyserini is not None:
+        jars_dir = str(pyserini / "resources" / "jars")
+    jars = sorted(Path(jars_dir).glob("anserini-*-fatjar.jar")) if jars_dir else []
+    path = [max(jars, key=lambda jar: jar.stat().st_ctime)] if jars else []
+    jnius = _package_directory("jnius")
+    return path + ([jnius / "src"] if jnius is not None else [])
+
+
+def class_archive_path() -> Path:
+    """Where the class-data sharing archive of this runtime and class path is (or would be)
+    kept: its name records what it fits, so another runtime or jar gets another archive
+    (made by :func:`clir_toolkit.java_archive.build_class_archive`)."""
+    from clir_toolkit.files import data_dir, file_stamps
+    from clir_toolkit.freshness import digest
+
+    java_home = find_java_home()
+    fits = {
+        "java": str(java_home),
+        "release": read_release(java_home).get("JAVA_VERSION"),
+        "class_path": file_stamps(class_path()),
+        "options": ARCHIVE_OPTIONS,
+    }
+    return data_dir() / "cache" / "java" / f"anserini-{digest(fits)[:16]}.jsa"
+
+
+def _archive_options() -> list[str]:
+    """The options that map the class archive, when there is one (nothing otherwise)."""
+    try:
+        archive = class_archive_path()
+    except (OSError, ResourceError):
+        return []
+    if not archive.is_file():
+        return []
+    return [f"-XX:SharedArchiveFile={archive}", *ARCHIVE_OPTIONS[1:]]
+
+
 #: Lines of the JVM's start-up failures that say only that it failed, not why.
 _GENERIC_JVM_LINES = (
     "Error occurred during initialization of VM",
@@ -229,7 +287,7 @@ def start() -> None:
                 original_add_options(*kept)
 
         jnius_config.add_options = add_options
-        jnius_config.add_options(*options)
+        jnius_config.add_options(*options, *_archive_options())
     try:
         from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start

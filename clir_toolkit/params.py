@@ -15,6 +15,16 @@ so a value refused in one is refused in the other, and each reports it in its ow
 Types are strict: TOML ``"10"`` is not an integer, ``10.5`` is not one either, ``"no"``
 is not a boolean; an integer is accepted where a number is expected. Numbers must be finite,
 strings non-empty and free of control characters.
+
+Every number has a range, declared or not: an integer without a declared maximum is at most
+:data:`LARGEST_INT` (what Java's ``int`` and torch's sizes hold), a number at most
+:data:`LARGEST_NUMBER` in size (what a 32-bit float holds: Lucene's weights, torch's
+parameters). A value beyond either would otherwise fail deep inside Java or torch, after the
+work had begun.
+
+The command line reads an option's text with :meth:`Param.parse` (argparse's ``type``), which
+ends in the same :meth:`Param.check`: ``--hits 0`` and a recipe's ``hits = 0`` are refused
+in the same words.
 """
 
 from __future__ import annotations
@@ -51,6 +61,15 @@ SAFE_NAME = Form(
     "a name made of letters, digits, '-', '_' and '.', not starting with a dot, at most 100"
     " characters",
 )
+
+LARGEST_INT = 2**31 - 1
+"""The largest integer a parameter takes unless it declares a maximum of its own: Java's
+``Integer.MAX_VALUE`` (Lucene's hit counts, thread counts) and the largest size torch's
+32-bit index arithmetic is safe with."""
+
+LARGEST_NUMBER = 3.4028234663852886e38
+"""The largest magnitude of a number parameter: the largest 32-bit float, the precision of
+Lucene's weights and of torch's parameters (a larger value would become infinity there)."""
 
 TYPE_NAMES = {
     bool: "true or false",
@@ -161,7 +180,48 @@ class Param:
             if too_low or too_high:
                 bounds = self.bounds()
                 raise ParamError(self, value, f"{TYPE_NAMES[self.type]} {bounds}", bounds)
+            self._check_size(value)
         return value
+
+    def _check_size(self, value: float) -> None:
+        """The range every number has (:data:`LARGEST_INT`, :data:`LARGEST_NUMBER`), said
+        with the declared bounds where it is exceeded."""
+        largest = LARGEST_INT if self.type is int else LARGEST_NUMBER
+        if abs(value) <= largest:
+            return
+        lowest = self.minimum if self.minimum is not None else self.above
+        if lowest is not None and lowest >= 0 and self.maximum is None and self.below is None:
+            bounds = f"{self.bounds()} and at most {_number(largest)}"
+        elif self.maximum is None and self.below is None and lowest is None:
+            bounds = f"between {_number(-largest)} and {_number(largest)}"
+        else:
+            bounds = self.bounds()
+        raise ParamError(self, value, f"{TYPE_NAMES[self.type]} {bounds}", bounds)
+
+    def parse(self, text: str) -> Any:
+        """One value of the option as the command line gives it (a string), checked by
+        :meth:`check` (one value of a list option: argparse reads each in turn).
+
+        The type's own spelling is all that is accepted: ``10`` for an integer, ``1e-3`` for
+        a number, ``true``/``false`` for a boolean. A refusal is a :class:`ParamError` that
+        says the whole range (``an integer at least 1``), whatever was wrong.
+        """
+        one = dataclasses.replace(self, shape="one", optional=False)
+        wanted = " ".join(part for part in (TYPE_NAMES[self.type], self.bounds()) if part)
+        value: Any = text
+        if self.type is int:
+            value = _parse_int(text)
+        elif self.type is float:
+            value = _parse_float(text)
+        elif self.type is bool:
+            value = {"true": True, "false": False}.get(text.lower(), text)
+        elif self.type is Path and text:
+            value = Path(text)  # Path("") would be ".", the current directory
+        if self.type in (int, float, bool) and isinstance(value, str):
+            raise ParamError(self, text, wanted)
+        if self.type is float and not math.isfinite(value):
+            raise ParamError(self, value, f"a finite number {self.bounds()}".strip())
+        return one._check_one(value)
 
     def _check_type(self, value: Any) -> Any:
         noun = TYPE_NAMES[self.type]
@@ -189,6 +249,26 @@ class Param:
         elif _CONTROL.search(value):
             raise ParamError(self, value, "a string without control characters")
         return value
+
+
+def _parse_int(text: str) -> int | str:
+    """``text`` as an integer (``10``, ``-3``, ``1_000``), or ``text`` itself when it is not
+    one; a number of more than 4,000 digits is not parsed (Python's own limit is 4,300)."""
+    digits = text.strip().lstrip("+-").replace("_", "")
+    if not digits.isdigit() or not digits.isascii() or len(digits) > 4000:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _parse_float(text: str) -> float | str:
+    """``text`` as a number (``0.5``, ``1e-3``, ``inf``), or ``text`` itself when it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def _is_list(value: Any) -> bool:

@@ -3,12 +3,13 @@ deliberately broken student modules on the checks they break, and starts from sk
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
 
 from clir_toolkit.teaching import ASSIGNMENTS, assignment
-from clir_toolkit.teaching.grading import grade, load_student, write_skeleton
+from clir_toolkit.teaching.grading import grade, write_skeleton
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 REFERENCE_AS_STUDENT = {
@@ -100,7 +101,7 @@ def _student(tmp_path: Path, name: str, source: str) -> Path:
 def test_the_reference_as_a_student_gets_full_marks(name: str, tmp_path: Path, tiny: Path) -> None:
     item = assignment(name)
     path = _student(tmp_path, name, REFERENCE_AS_STUDENT[name])
-    result = grade(item, load_student(path), str(path), tiny)
+    result = grade(item, path, tiny)
     assert result.passed, [(r.name, r.message) for r in result.results if r.earned < r.points]
     assert result.earned == item.points > 0 and len(result.results) >= 4
 
@@ -109,7 +110,7 @@ def test_the_reference_as_a_student_gets_full_marks(name: str, tmp_path: Path, t
 def test_a_broken_module_fails_the_checks_it_breaks(name: str, tmp_path: Path, tiny: Path) -> None:
     source, broken = BROKEN[name]
     path = _student(tmp_path, name, source)
-    result = grade(assignment(name), load_student(path), str(path), tiny)
+    result = grade(assignment(name), path, tiny)
     failed = {r.name for r in result.results if r.earned < r.points}
     assert failed == broken
     assert not result.passed and 0 < result.earned < result.points
@@ -119,10 +120,8 @@ def test_a_broken_module_fails_the_checks_it_breaks(name: str, tmp_path: Path, t
 def test_a_skeleton_imports_and_scores_zero(name: str, tmp_path: Path, tiny: Path) -> None:
     item = assignment(name)
     path = write_skeleton(item, tmp_path / "work")
-    module = load_student(path)
-    assert all(callable(getattr(module, f)) for f in item.functions)
     assert "raise NotImplementedError" in path.read_text() and "Grade it with" in path.read_text()
-    result = grade(item, module, str(path), tiny)
+    result = grade(item, path, tiny)
     assert result.earned == 0
     assert {r.message for r in result.results} == {"not implemented yet"}
 
@@ -137,7 +136,7 @@ def test_a_slow_module_fails_the_timing_ceiling_only(tmp_path: Path) -> None:
         "    if scores.numel() > 100_000:  # 50 times slower, as a Python loop would be\n"
         "        time.sleep(49 * (time.perf_counter() - started) + 0.3)\n"
         "    return loss\n"))  # fmt: skip
-    result = grade(assignment("sosl"), load_student(path), str(path))
+    result = grade(assignment("sosl"), path)
     assert {r.name for r in result.results if r.earned < r.points} == {"timing ceiling"}
     assert "ceiling" in result.results[-1].message
 
@@ -165,3 +164,119 @@ def test_the_command_line_round_trip(tmp_path: Path) -> None:
                           "sosl.py:3: cannot be imported: SyntaxError")  # fmt: skip
     missing = run_clir("assignment", "check", "rocchio", "--dir", str(work))
     assert_one_line_error(missing, "rocchio.py: no such file", status=2)
+
+
+SOSL = REFERENCE_AS_STUDENT["sosl"]
+HINGE = BROKEN["sosl"][0]
+EVERY_CHECK_FAILS = "score: 0 / 10 (not yet)"
+
+#: Student modules that try to pass without earning it, or to stop the grader: the line
+#: a check's row must show, and the real score. Graded with a time limit of 2 s per check
+#: when they loop, 120 s otherwise (so that a loaded machine cannot turn an exit into a
+#: time-out).
+HOSTILE = {
+    "sys.exit(0) at import": (
+        "import sys\nsys.exit(0)\n",
+        "FAIL: exited during import (status 0)",
+        EVERY_CHECK_FAILS,
+    ),
+    "SystemExit('all checks passed')": (
+        'raise SystemExit("all checks passed")\n',
+        "FAIL: exited during import (status 1)",
+        EVERY_CHECK_FAILS,
+    ),
+    "sys.exit(0) in the function": (
+        "import sys\ndef sosl(scores, grades, thresholds=None):\n    sys.exit(0)\n",
+        "FAIL: exited inside sosl() (status 0)",
+        EVERY_CHECK_FAILS,
+    ),
+    "os._exit(0) in the function": (
+        "import os\ndef sosl(scores, grades, thresholds=None):\n    os._exit(0)\n",
+        "FAIL: exited inside sosl() (status 0)",
+        EVERY_CHECK_FAILS,
+    ),
+    "an infinite loop at import": (
+        "while True:\n    pass\n",
+        "FAIL: timed out after 2 s during import",
+        EVERY_CHECK_FAILS,
+    ),
+    "an infinite loop": (
+        "def sosl(scores, grades, thresholds=None):\n    while True:\n        pass\n",
+        "FAIL: timed out after 2 s inside sosl()",
+        EVERY_CHECK_FAILS,
+    ),
+    "a memory hog": (
+        "def sosl(scores, grades, thresholds=None):\n    return bytearray(8 << 30)\n",
+        "FAIL: ran out of memory inside sosl() (the limit is 1.5 GiB)",
+        EVERY_CHECK_FAILS,
+    ),
+    "the grader patched at import": (
+        HINGE + "import clir_toolkit.teaching.grading as grading\n"
+        "grading.close = lambda *args, **kwargs: None\n"
+        "grading.format_grade = lambda grade: 'score: 10 / 10 (all checks passed)'\n"
+        "grading.Grade.passed = property(lambda self: True)\n"
+        "print('score: 10 / 10 (all checks passed)')\n",
+        "FAIL: SOSL(r=0.9, grade 0)",
+        "score: 3 / 10 (not yet)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_module_can_neither_pass_nor_hang_the_grader(case: str, tmp_path: Path) -> None:
+    """Exits, a replaced grader, a loop and a memory hog fail their checks with a line that
+    says why; the table and the exit status come from the grader, which keeps going."""
+    source, line, score = HOSTILE[case]
+    (tmp_path / "sosl.py").write_text(source, encoding="utf-8")
+    seconds = "2" if "loop" in case else "120"
+    checked = run_clir("assignment", "check", "sosl", "--dir", str(tmp_path),
+                       "--time-limit", seconds, "--memory-limit", "1.5")  # fmt: skip
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    rows = checked.stdout.splitlines()
+    assert rows[0] == f"sosl: {tmp_path / 'sosl.py'}" and rows[1].startswith("check")
+    assert any(line in row for row in rows[2:-1]), checked.stdout
+    assert rows[-1] == score and len(rows) == 2 + len(assignment("sosl").checks) + 1
+
+
+def test_the_module_runs_in_its_own_directory(tmp_path: Path) -> None:
+    """The student's code runs with its directory as working directory, so what it writes
+    lands there; the reference module still gets full marks."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir(), elsewhere.mkdir()
+    (work / "sosl.py").write_text(SOSL + "open('written-at-import', 'w').close()\n",
+                                  encoding="utf-8")  # fmt: skip
+    checked = run_clir("assignment", "check", "sosl", "--dir", str(work), cwd=elsewhere)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines()[-1] == "score: 10 / 10 (all checks passed)"
+    assert (work / "written-at-import").is_file() and not list(elsewhere.iterdir())
+
+
+def test_a_process_the_module_leaves_behind_does_not_keep_check_waiting(tmp_path: Path) -> None:
+    """A daemon the module starts (a new session: out of reach of the process-group kill)
+    holds none of the caller's pipes, so ``check`` and whoever reads its output finish; what
+    the module printed reaches standard error, not the table."""
+    import os
+    import signal
+
+    pid_file = tmp_path / "daemon.pid"
+    daemon = (
+        "import os, time\n"
+        "print('printed by the module')\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+    )
+    (tmp_path / "sosl.py").write_text(SOSL + daemon, encoding="utf-8")
+    try:
+        checked = run_clir("assignment", "check", "sosl", "--dir", str(tmp_path))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert checked.stdout.splitlines()[-1] == "score: 10 / 10 (all checks passed)"
+        assert "printed by the module" in checked.stderr
+        assert "printed by the module" not in checked.stdout
+    finally:
+        if pid_file.is_file():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)

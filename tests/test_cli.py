@@ -28,6 +28,26 @@ def test_help_starts_neither_java_nor_torch() -> None:
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_help_lists_every_command_without_importing_any_of_them() -> None:
+    """`clir --help` lists the commands from their table: no command module, and nothing
+    their options are declared in (search, translation, reranking), is imported."""
+    code = (
+        "import sys\n"
+        "from clir_toolkit.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('clir_toolkit.cli.search', "
+        "'clir_toolkit.cli.rerank', 'clir_toolkit.search', 'clir_toolkit.translate', "
+        "'clir_toolkit.rerank', 'clir_toolkit.evaluate'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    listed = result.stdout
+    assert listed.strip().splitlines()[-1] == "[]"
+    from clir_toolkit.cli.commands import COMMANDS
+
+    for name, command in COMMANDS.items():
+        assert f"{name}" in listed and command.help.split()[0] in listed
+
+
 def test_python_dash_m_runs_the_command_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "clir_toolkit", "--version"], capture_output=True, text=True
@@ -257,3 +277,66 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     text = " ".join(result.stdout.split())
     epochs = f"default: {TUNED_PARAMS['epochs'].default}; with --model: "
     assert epochs + str(TRAIN_PARAMS["epochs"].default) in text
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--hits", "2147483648", "an integer at least 1 and at most 2147483647"),
+        ("--hits", "abc", "an integer at least 1"),
+        ("--threads", "0", "an integer at least 1"),
+        ("--threads", "-1", "an integer at least 1"),
+        ("--alpha", "nan", "a finite number at least 0"),
+        ("--original-weight", "-1", "a number between 0 and 1"),
+        ("--wordnet-synonyms", "-1", "an integer at least 0"),
+        ("--wordnet-weight", "inf", "a finite number at least 0"),
+        ("--k1", "1e39", "a number at least 0 and at most 3.40282e+38"),
+    ],
+)
+def test_an_option_out_of_its_range_is_one_line_before_any_work(
+    tmp_path: Path, option: str, value: str, expected: str
+) -> None:
+    """Every declared option is checked as the command line reads it, by the check a
+    recipe's value gets: one line naming the option and what it accepts, exit 2. The index
+    does not exist: the option is refused before it is looked for."""
+    result = run_clir("search", "--index", str(tmp_path / "no-index"), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"),
+                      option, value)  # fmt: skip
+    assert_one_line_error(result, f"argument {option}: expected {expected}, found ", status=2)
+    assert not (tmp_path / "r.trec").exists()
+
+
+def test_a_recipe_value_too_large_for_java_fails_before_anything_is_built(
+    tmp_path: Path,
+) -> None:
+    recipe = tmp_path / "huge.toml"
+    recipe.write_text('name = "huge"\n[search]\nhits = 2147483648\n', encoding="utf-8")
+    result = run_clir("run", str(recipe), cwd=tmp_path)
+    assert_one_line_error(
+        result, f"{recipe}: [search] hits: expected an integer at least 1 and at most 2147483647"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.toml"]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        ((), ["give a command: collection, index, search", "clir --help"]),
+        (("nosuch",), ["unknown command 'nosuch'", "collection, index, search"]),
+        (("rerank",), ["give an action: train, score", "clir rerank --help"]),
+        (("completion", "fish"), ["argument shell", "'fish'", "'bash', 'zsh', 'tcsh'"]),
+        (("assignment", "check", "nosuch"), ["'nosuch'", "'pirkola'"]),
+        (("eval", "--qrels", "q", "r", "--format", "xml"), ["argument --format", "'json'"]),
+    ],
+)
+def test_a_usage_error_is_one_line_not_the_usage(args: tuple[str, ...],
+                                                 fragments: list[str]) -> None:
+    """argparse's own errors (an unknown or missing command, a choice not offered) are one
+    line naming what is accepted, as every other error is, for every command."""
+    assert_one_line_error(run_clir(*args), *fragments, status=2)
+
+
+def test_python_dash_m_without_a_command_is_one_line() -> None:
+    result = subprocess.run([sys.executable, "-m", "clir_toolkit"], capture_output=True,
+                            text=True)  # fmt: skip
+    assert_one_line_error(result, "give a command:", status=2)

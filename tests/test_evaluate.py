@@ -22,6 +22,7 @@ from clir_toolkit.evaluate import (
     parse_measures,
 )
 from clir_toolkit.formats import Qrel, RunRow, write_qrels, write_run
+from tests.conftest import assert_one_line_error, run_clir
 
 QIDS = [f"q{i:02d}" for i in range(1, 11)]
 
@@ -116,13 +117,36 @@ def test_missing_query_scores_zero_and_unjudged_query_is_ignored(tmp_path: Path)
     assert result.means["run"]["AP"] == pytest.approx(1.5 / 3)
 
 
-def test_a_run_without_any_judged_query_scores_zero(tmp_path: Path) -> None:
+def test_a_run_without_any_judged_query_is_refused_not_scored_zero(tmp_path: Path) -> None:
+    """A run of another split or collection would print a row of zeros with exit 0."""
     qrels = tmp_path / "qrels.txt"
     run = tmp_path / "other.trec"
     write_qrels(qrels, [Qrel("1", "a", 2), Qrel("2", "b", 1)])
-    write_run(run, _rows({"7": ["a"]}, "other"))
-    result = evaluate_runs(qrels, [run], measures=["nDCG@10", "AP"])
-    assert result.means["other"] == {"nDCG@10": 0.0, "AP": 0.0}
+    write_run(run, _rows({"7": ["a"], "8": ["b"]}, "other"))
+    with pytest.raises(ClirError) as caught:
+        evaluate_runs(qrels, [run], measures=["nDCG@10", "AP"])
+    assert str(caught.value).startswith(
+        f"{run}: answers none of the 2 queries of {qrels} (its 2 queries are all unjudged"
+    )
+    result = run_clir("eval", "--qrels", str(qrels), str(run))
+    assert_one_line_error(result, f"{run}: answers none of the 2 queries")
+    assert result.stdout == ""
+
+
+def test_a_partly_unjudged_run_is_evaluated_with_one_warning_line(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    run = tmp_path / "run.trec"
+    write_qrels(qrels, [Qrel("1", "a", 2), Qrel("2", "b", 1), Qrel("3", "c", 2)])
+    write_run(run, _rows({"1": ["a"], "8": ["b"], "9": ["c"]}, "run"))
+    result = run_clir("eval", "--qrels", str(qrels), str(run), "--measures", "P(rel=2)@1")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"clir: warning: run: 2 of its 3 queries are not judged in {qrels} and are ignored; "
+        "it answers 1 of the 3 queries judged there (the others score 0)"
+    ]
+    assert "0.3333" in result.stdout
+    quiet = run_clir("eval", "--qrels", str(qrels), str(run), "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == ""
 
 
 # --- corrections ------------------------------------------------------------------------------
@@ -328,6 +352,30 @@ def test_unknown_measure_is_a_clir_error_naming_it(files: dict[str, Path]) -> No
     assert "ir_measures" in str(caught.value)
     with pytest.raises(ClirError, match="nDCG@ten"):
         evaluate_runs(files["qrels"], [files["good"]], measures=["nDCG@ten"])
+
+
+@pytest.mark.parametrize(
+    ("measure", "fragment"),
+    [
+        ("nDCG@0", "its cutoff @k (the documents looked at) must be an integer from 1 to"),
+        ("P@0", "its cutoff @k"),
+        ("Judged@0", "its cutoff @k"),
+        ("nDCG@99999999999999999999", "its cutoff @k"),
+        ("P(rel=0)@5", "its relevance level rel=r (the least grade that counts) must be"),
+        ("RR(rel=99999999999)", "its relevance level"),
+    ],
+)
+def test_a_measure_that_would_abort_the_evaluation_is_one_line(
+    files: dict[str, Path], measure: str, fragment: str
+) -> None:
+    """trec_eval aborts the process on a cutoff of 0 (SIGABRT, exit 134, in pytrec_eval) and
+    fails on other counts out of range: they are refused before any evaluation."""
+    for args in (
+        ("eval", "--qrels", str(files["qrels"]), str(files["good"]), "--measures", measure),
+        ("compare", str(files["weak"]), str(files["good"]), "--qrels", str(files["qrels"]),
+         "--measure", measure),
+    ):  # fmt: skip
+        assert_one_line_error(run_clir(*args), f"measure {measure!r}: {fragment}")
 
 
 def test_unknown_baseline_is_a_clir_error(files: dict[str, Path]) -> None:

@@ -72,11 +72,11 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_clir(*args: str, tmpdir: Path) -> subprocess.Popen[str]:
+def start_clir(*args: str, tmpdir: Path, cwd: Path | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     return subprocess.Popen([sys.executable, "-m", "clir_toolkit.cli", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=_default_sigint)
+                            preexec_fn=_default_sigint, cwd=cwd)
 
 
 def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str],
@@ -93,11 +93,16 @@ def wait_for(condition: Callable[[], bool], process: subprocess.Popen[str],
 
 
 def assert_interrupted_cleanly(process: subprocess.Popen[str], signum: int, destination: Path,
-                               before: dict[str, bytes], tmpdir: Path) -> str:
+                               before: dict[str, bytes], tmpdir: Path,
+                               may_precede_handlers: bool = False) -> str:
     """The command either finished (exit 0, or killed by the signal once its output was in
     place) or stopped with `clir: interrupted` and 128+signal; in both cases no debris is
     left; if stopped, the destination is as before.
-    Returns which of the two happened."""
+
+    ``may_precede_handlers``: the signal may have come while Python was still starting,
+    before the command line set up its handlers; the default action then ends the process
+    silently, before any work ("not started"), which is correct too.
+    Returns which of the three happened."""
     _, stderr = process.communicate(timeout=300)
     assert "Traceback" not in stderr, stderr
     assert debris(destination.parent) == [], stderr
@@ -110,6 +115,9 @@ def assert_interrupted_cleanly(process: subprocess.Popen[str], signum: int, dest
         # The signal came after the command had done its work (its output is in place),
         # while Python was exiting: the default action ended the process.
         return "finished"
+    if may_precede_handlers and process.returncode == -signum and stderr == "":
+        assert snapshot(destination) == before
+        return "not started"
     assert process.returncode == 128 + signum, stderr
     assert stderr.strip().splitlines()[-1] == "clir: interrupted", stderr
     assert snapshot(destination) == before
@@ -176,7 +184,8 @@ def test_signal_at_any_moment_of_a_search_leaves_old_or_new_run(
                          "--hits", "100", "--translate", "none", tmpdir=tmpdir)
     time.sleep(delay)
     process.send_signal(signal.SIGTERM)
-    outcome = assert_interrupted_cleanly(process, signal.SIGTERM, run, before, tmpdir)
+    outcome = assert_interrupted_cleanly(process, signal.SIGTERM, run, before, tmpdir,
+                                         may_precede_handlers=True)
     if outcome == "finished":
         assert len(run.read_text(encoding="utf-8").splitlines()) == 400 * 100
 
@@ -203,6 +212,46 @@ def test_signal_while_training_leaves_no_partial_model(tmp_path: Path) -> None:
     assert not model.exists()
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".m.pt")]
     assert leftovers == []
+
+
+def write_tuned_recipe(root: Path) -> Path:
+    """A search recipe with a [tune] table, over a generated collection in ``root``'s
+    workspace (``data/``): large enough that each tuning run takes a moment."""
+    collection = write_big_collection(root / "data" / "manpages-en-fr", 5_000, 200)
+    shutil.copy(collection / "topics.dev.tsv", collection / "topics.test.tsv")
+    qrels = "".join(f"q{i} 0 d{i} 1\n" for i in range(200))
+    for split in ("dev", "test"):
+        (collection / f"qrels.{split}.txt").write_text(qrels, encoding="utf-8")
+    recipe = root / "recipes" / "bm25.toml"
+    recipe.parent.mkdir()
+    recipe.write_text('name = "bm25"\nlanguages = ["fr"]\n[tune]\nk1 = [0.9, 1.2]\n'
+                      "b = [0.4, 0.75]\n", encoding="utf-8")  # fmt: skip
+    return recipe
+
+
+def test_an_interrupted_forced_recipe_run_keeps_the_complete_runs(tmp_path: Path) -> None:
+    """`clir run --force` interrupted while it tunes: the runs made before, and their
+    sidecars, stay as they were (complete, and fresh for the next `clir run`)."""
+    recipe = write_tuned_recipe(tmp_path)
+    first = run_clir("run", str(recipe), "--quiet", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    runs = tmp_path / "runs"
+    dev = runs / "manpages-en-fr" / "dev" / "bm25.trec"
+    before = snapshot(runs)
+    assert len(before) == 4  # the dev and test runs and their sidecars
+    tmpdir = tmp_path / "sys-tmp"
+    tmpdir.mkdir()
+    process = start_clir("run", str(recipe), "--force", "--quiet", tmpdir=tmpdir, cwd=tmp_path)
+    # Interrupt once tuning has begun: its first run is written (beside the dev run, or,
+    # before the fix, over it).
+    assert wait_for(lambda: any(dev.parent.glob(".bm25.trec.*.tmp")) or snapshot(runs) != before,
+                    process)  # fmt: skip
+    process.send_signal(signal.SIGINT)
+    assert assert_interrupted_cleanly(process, signal.SIGINT, runs, before, tmpdir) == "interrupted"
+    again = run_clir("run", str(recipe), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "reusing the runs of bm25" in again.stderr  # still complete and fresh
+    assert snapshot(runs) == before
 
 
 # --- crashes (kill -9) and concurrent writers ----------------------------------------------------

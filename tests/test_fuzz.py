@@ -18,6 +18,7 @@ directory.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -675,3 +676,52 @@ def test_json_placeholders() -> None:
     assert json_text({"a": "@DEEP@"}) == '{"a": ' + DEEP + "}"
     assert json_text("\ud800") == '"\\ud800"'
     assert math.isnan(json.loads(json_text(float("nan"))))
+
+
+# ---------------------------------------------------------------------------------------------
+# Command-line options (declared parameters read from text)
+# ---------------------------------------------------------------------------------------------
+
+
+def _declared_options() -> list[Any]:
+    from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
+    from clir_toolkit.rerank.candidates import SCORE_PARAMS
+    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
+    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+    from clir_toolkit.search import BM25_PARAMS
+    from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
+
+    tables = (BM25_PARAMS, TRANSLATION_PARAMS, FEEDBACK_PARAMS, TRAIN_PARAMS, TUNED_PARAMS,
+              SCORE_PARAMS)  # fmt: skip
+    return [param for table in tables for param in table.values() if param.type is not bool]
+
+
+option_text = st.one_of(
+    st.text(max_size=30),
+    st.integers().map(str),
+    st.integers(min_value=2**31 - 10, max_value=2**70).map(str),
+    st.floats().map(repr),
+    st.sampled_from(["nan", "-inf", "1e39", "-0", "0x10", "1_000", " 7 ", "٣"]),
+)
+
+
+@given(param=st.sampled_from(_declared_options()), text=option_text)
+def test_an_option_reads_any_text_as_a_value_in_its_range_or_one_line(
+    param: Any, text: str
+) -> None:
+    """What ``clir --OPTION TEXT`` gets: a value its declaration accepts (a number within the
+    range every number has), or a ParamError in one line: never another exception, so never
+    a value that fails later inside Java or torch."""
+    from clir_toolkit.params import LARGEST_INT, LARGEST_NUMBER, ParamError
+
+    try:
+        value = param.parse(text)
+    except ParamError as exc:
+        assert "\n" not in str(exc) and exc.problem.startswith("expected ")
+        return
+    one = dataclasses.replace(param, shape="one", optional=False)
+    assert one.check(value) == value
+    if isinstance(value, int):
+        assert abs(value) <= LARGEST_INT
+    if isinstance(value, float):
+        assert math.isfinite(value) and abs(value) <= LARGEST_NUMBER

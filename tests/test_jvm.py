@@ -100,3 +100,70 @@ def test_java_options_the_jvm_refuses_give_its_own_reason_not_an_install_hint(
 def test_a_valid_heap_size_is_accepted() -> None:
     assert jvm.check_heap("512m", "--java-heap") == 512 << 20
     assert jvm.check_heap("16M", "--java-heap") == 16 << 20
+
+
+# --- the class-data sharing archive (clir resource java) ---------------------------------------
+
+SHOW_SHARING = (
+    "from clir_toolkit import jvm; "
+    "print(jvm.java_class('java.lang.System').getProperty('java.vm.info'))"
+)
+
+
+def vm_info(data: Path) -> str:
+    """``java.vm.info`` of a JVM started by the toolkit in a fresh process with ``data`` as
+    ``$CLIR_DATA``: it says ``sharing`` when the JVM mapped a class archive."""
+    import os
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", SHOW_SHARING], capture_output=True, text=True,
+                           env={**os.environ, "CLIR_DATA": str(data)}, timeout=300)  # fmt: skip
+    assert child.returncode == 0, child.stderr
+    return child.stdout
+
+
+@pytest.mark.java
+def test_the_class_archive_is_made_once_and_mapped_by_every_later_jvm(
+    tmp_path: Path, fr_index: Path
+) -> None:
+    data = tmp_path / "data"
+    assert "sharing" not in vm_info(data)  # no archive yet: classes come from the jars
+    made = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
+    assert made.returncode == 0, made.stderr
+    archives = list((data / "cache" / "java").glob("anserini-*.jsa"))
+    assert len(archives) == 1 and archives[0].stat().st_size > 1 << 20
+    assert "sharing" in vm_info(data)
+    # A search maps it too, and finds what it finds without it.
+    topics = str(TINY_FR / "topics.dev.tsv")
+    runs = []
+    for name, where in (("with", data), ("without", tmp_path / "none")):
+        run = tmp_path / f"{name}.trec"
+        searched = run_clir("search", "--index", str(fr_index), "--topics", topics,
+                            "--output", str(run), env={"CLIR_DATA": str(where)})  # fmt: skip
+        assert searched.returncode == 0, searched.stderr
+        runs.append(run.read_bytes())
+    assert runs[0] == runs[1]
+    # Asked again, it is kept as it is.
+    made_at = archives[0].stat().st_mtime_ns
+    again = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
+    assert again.returncode == 0 and archives[0].stat().st_mtime_ns == made_at
+
+
+@pytest.mark.java
+def test_a_damaged_class_archive_costs_speed_not_a_word(
+    tmp_path: Path, fr_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    monkeypatch.setenv("CLIR_DATA", str(data))
+    archive = jvm.class_archive_path()
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"not an archive")
+    run = tmp_path / "run.trec"
+    searched = run_clir("search", "--index", str(fr_index), "--topics",
+                        str(TINY_FR / "topics.dev.tsv"), "--output", str(run), "--quiet",
+                        env={"CLIR_DATA": str(data)})  # fmt: skip
+    assert searched.returncode == 0
+    assert searched.stderr == "" and searched.stdout == ""
+    assert run.stat().st_size > 0
+

@@ -352,9 +352,10 @@ def test_training_and_scoring_need_no_java(tmp_path: Path, first_stage: Path) ->
         ("batch_size", 2.5, "--batch-size must be an integer (got 2.5)"),
         ("epochs", 0, "--epochs must be at least 1 (got 0)"),
         ("negatives_per_query", 0, "--negatives must be at least 1 (got 0)"),
-        ("max_doc_len", -3, "--max-doc-len must be at least 1 (got -3)"),
+        ("max_doc_len", -3, "--max-doc-len must be between 1 and 100000 (got -3)"),
         ("depth", 0, "--depth must be at least 1 (got 0)"),
-        ("dim", 0, "--dim must be at least 1 (got 0)"),
+        ("dim", 0, "--dim must be between 1 and 10000 (got 0)"),
+        ("dim", 100_000, "--dim must be between 1 and 10000 (got 100000)"),
         ("parallel_epochs", -1, "--parallel-epochs must be at least 0 (got -1)"),
         ("lr", 0.0, "--lr must be greater than 0 and less than 3.40282e+38 (got 0.0)"),
         ("lr", math.nan, "--lr must be a finite number (got nan)"),
@@ -443,6 +444,29 @@ def _shape(key: str, rows: int) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _inflated(dim: int) -> Callable[[dict[str, Any]], None]:
+    """A configuration of ``dim`` dimensions whose tables have the shapes it asks for but
+    hold one number each (expanded with zero strides): a file of a few kilobytes."""
+
+    def edit(data: dict[str, Any]) -> None:
+        data["config"]["dim"] = dim
+        for name in ("query_embedding.weight", "doc_embedding.weight"):
+            rows = data["state_dict"][name].shape[0]
+            data["state_dict"][name] = torch.zeros(1, 1).expand(rows, dim)
+
+    return edit
+
+
+def _expanded(name: str) -> Callable[[dict[str, Any]], None]:
+    """The tensor ``name`` with its own shape, but one stored number behind it."""
+
+    def edit(data: dict[str, Any]) -> None:
+        shape = data["state_dict"][name].shape
+        data["state_dict"][name] = torch.zeros([1] * len(shape)).expand(shape)
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -459,6 +483,13 @@ def _shape(key: str, rows: int) -> Callable[[dict[str, Any]], None]:
         (lambda d: d["state_dict"].update(extra=[1]), "key 'state_dict' holds dict, expected a"),
         (lambda d: d["query_vocab"].update(words=5), "key 'query_vocab' is not a vocabulary"),
         (lambda d: d["doc_vocab"]["words"].pop(), "the doc vocabulary has"),
+        # Sizes the file cannot hold: refused before the model is allocated. (2**17
+        # dimensions keep the allocation of a toolkit without the check to some 100 MB; the
+        # issue's file asked for 400 M, 51 GB.)
+        (_inflated(2**17), "its configuration makes a model of"),
+        (_inflated(400_000_000), "bytes of weights, more than the file's"),
+        (_expanded("ranker.weight"), "tensor 'ranker.weight' of shape (1, 11) claims 44 bytes"),
+        (lambda d: d.update(max_doc_len=2**40), "max_doc_len: expected an integer between 1"),
         (
             lambda d: d["state_dict"].update(
                 {"ranker.bias": d["state_dict"]["ranker.bias"].long()}
@@ -474,6 +505,51 @@ def test_a_model_file_with_wrong_content_is_one_format_error(
     with pytest.raises(FormatError) as caught:
         load_model(path)
     assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+
+
+def test_rerank_score_refuses_a_small_model_file_that_asks_for_gigabytes(
+    tmp_path: Path, trained: Path, first_stage: Path
+) -> None:
+    """The issue's file: a few kilobytes whose configuration asks for 400 M dimensions
+    (51 GB of embeddings) is one line, before anything is allocated."""
+    model = _edited(trained, tmp_path / "inflated.pt", _inflated(400_000_000))
+    assert model.stat().st_size < 100_000
+    output = tmp_path / "x.trec"
+    result = run_clir(
+        "rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+        "--topics", str(TOPICS), "--run", str(first_stage), "--output", str(output),
+        "--device", "cpu",
+    )  # fmt: skip
+    assert_one_line_error(result, f"{model}: not a clir_toolkit reranker: its configuration")
+    assert not output.exists()
+
+
+def test_a_fine_tuned_model_file_larger_inside_than_outside_is_one_format_error(
+    tmp_path: Path,
+) -> None:
+    """A fine-tuned encoder's dim is bounded by the file too, before the model is built.
+    (2**12 dimensions: some 130 MB for a toolkit that allocates first; 100,000 would be
+    80 GB.)"""
+    from clir_toolkit.rerank.tuned import TunedEncoder, load_tuned
+    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT as TUNED_FORMAT
+    from clir_toolkit.rerank.tuned_config import MODEL_TYPE as TUNED_TYPE
+
+    dim = 2**12
+    state = {
+        name: torch.zeros([1] * tensor.dim()).expand([dim] * tensor.dim())
+        for name, tensor in TunedEncoder(4).state_dict().items()
+    }
+    path = tmp_path / "tuned.pt"
+    torch.save(
+        {"format": TUNED_FORMAT, "model_type": TUNED_TYPE, "config": {"dim": dim, "epsilon": 0.1},
+         "state_dict": state, "encoder": "e5-small", "encoder_fingerprint": "e5-small",
+         "max_chars": 1000},
+        path,
+    )  # fmt: skip
+    with pytest.raises(FormatError) as caught:
+        load_tuned(path, torch.load(path, weights_only=True))
+    assert str(caught.value).startswith(f"{path}: not a fine-tuned encoder of clir_toolkit: ")
+    assert "its configuration makes a model of 134,250,496 bytes of weights" in str(caught.value)
 
 
 def test_a_plain_pickle_given_as_a_model_is_one_line_and_no_warning(

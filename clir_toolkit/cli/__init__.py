@@ -17,42 +17,70 @@ import _thread
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from importlib import import_module
+from typing import NoReturn
 
 from clir_toolkit import progress
-from clir_toolkit.cli import (
-    assignment,
-    bench,
-    collection,
-    compare,
-    completion,
-    demo,
-    embed,
-    evaluate,
-    fuse,
-    index,
-    rerank,
-    resource,
-    run,
-    search,
-)
+from clir_toolkit.cli.commands import COMMANDS
 from clir_toolkit.cli.options import _common_options
+from clir_toolkit.cli.outputs import check_outputs
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
-COMMANDS = (
-    collection, index, search, fuse, evaluate, compare, resource, embed, rerank, run, bench,
-    assignment, completion, demo,
-)  # fmt: skip
-"""The command modules, in the order ``clir --help`` lists them."""
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, with its errors in one line as every other error of ``clir``.
+
+    argparse prints the whole usage and then the message; here the message alone, naming
+    the option and what it accepts, with where to read more:
+    ``clir: error: argument --hits: expected an integer at least 1, found "abc" (see clir
+    search --help)``, exit status 2. A missing or unknown command (or action of a command
+    such as ``clir rerank``) lists the ones there are. Sub-parsers are of the same class
+    (argparse makes them so), so that this holds for every command.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"clir: error: {self.one_line(message)}\n")
+
+    def one_line(self, message: str) -> str:
+        """argparse's ``message`` in the words of ``clir``, on one line."""
+        message = " ".join(message.split())
+        for action in self._actions:
+            if not isinstance(action, argparse._SubParsersAction) or not action.metavar:
+                continue
+            noun, names = str(action.metavar).lower(), ", ".join(action.choices or ())
+            if message == f"the following arguments are required: {action.metavar}":
+                article = "an" if noun[0] in "aeiou" else "a"
+                return f"give {article} {noun}: {names} ({self.prog} --help says what each does)"
+            given = re.fullmatch(
+                rf"argument {re.escape(str(action.metavar))}: invalid choice: (.*?) \(choose .*",
+                message,
+            )
+            if given:
+                return f"unknown {noun} {given.group(1)} ({self.prog} has: {names})"
+        return f"{message} (see {self.prog} --help)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``clir`` and every sub-command (each module registers its own)."""
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command that ``argv`` runs (its first word that is not an option), or None."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``clir`` and its sub-commands, each registered by its module
+    (:data:`~clir_toolkit.cli.commands.COMMANDS`).
+
+    ``only``: register these commands alone in full (None: all of them); the others get a
+    parser that knows only their name and help line, enough for ``clir --help`` and for a
+    one-line error naming them, without importing what their options need.
+    """
     common = _common_options()
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="clir",
         description="Cross-language information retrieval: BM25 over Lucene with query "
         "translation, neural reranking, evaluation with significance tests.",
@@ -61,8 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"clir_toolkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMANDS:
-        module.register(commands, common)
+    for name, command in COMMANDS.items():
+        if name in commands.choices:  # registered with another command of its module
+            continue
+        if only is None or any(COMMANDS[name].module == command.module for name in only):
+            import_module(f"clir_toolkit.cli.{command.module}").register(commands, common)
+        else:
+            commands.add_parser(name, help=command.help, add_help=False)
     return parser
 
 
@@ -138,10 +171,14 @@ def error_line(exc: BaseException) -> tuple[str, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    # Only the command being run is registered in full: `clir --help` imports none of them.
+    chosen = chosen_command(words)
+    parser = build_parser(only=[chosen] if chosen else [])
+    args = parser.parse_args(words)
     try:
         with signals_as_exceptions():
+            check_outputs(args)  # before any work: an output must not destroy an input
             if getattr(args, "java_heap", None):
                 from clir_toolkit import jvm
 

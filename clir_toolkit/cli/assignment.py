@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+
 DEFAULT_DIR = Path("assignments")
 
 
@@ -15,7 +17,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
     p = commands.add_parser(
         "assignment",
-        help="course assignments: re-implement a piece of the toolkit, graded against it",
+        help=command_help("assignment"),
         description="Assignments on the toolkit's own methods (docs/teaching.md): 'start' "
         "writes a skeleton to fill in, 'check' grades it against the toolkit's own code.",
     )
@@ -45,6 +47,35 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="the collection whose dev queries the retrieval checks use (default: the French "
         "man pages in data/manpages-en-fr, built there when missing)",
     )
+    check.add_argument(
+        "--time-limit",
+        type=_positive_number,
+        default=60.0,
+        metavar="SECONDS",
+        help="wall-clock time the module may take per check, its import included (default: "
+        "60); past it, its process is killed and the check fails",
+    )
+    check.add_argument(
+        "--memory-limit",
+        type=_positive_number,
+        default=4.0,
+        metavar="GIB",
+        help="address space of the module's process, in GiB (default: 4; torch alone "
+        "takes about 0.7)",
+    )
+
+
+def _positive_number(text: str) -> float:
+    """A finite number above 0, for argparse."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0")
+    return value
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -68,14 +99,12 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from clir_toolkit.teaching import assignment
-    from clir_toolkit.teaching.grading import format_grade, grade, load_student, student_path
+    from clir_toolkit.teaching.grading import format_grade, grade, student_path
+    from clir_toolkit.teaching.sandbox import Limits
 
     item = assignment(args.name)
-    if args.reference:
-        module, source = item.reference(), "the toolkit's own implementation"
-    else:
-        path = args.file or student_path(args.dir, item)
-        module, source = load_student(path), str(path)
-    result = grade(item, module, source, args.collection)
+    path = None if args.reference else args.file or student_path(args.dir, item)
+    limits = Limits(seconds=args.time_limit, memory=int(args.memory_limit * (1 << 30)))
+    result = grade(item, path, args.collection, limits)
     print(format_grade(result))
     return 0 if result.passed else 1

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import (
     _bm25_options,
     _ray_cluster,
@@ -23,7 +24,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "bench",
         parents=[common],
-        help="benchmarks (speed)",
+        help=command_help("bench"),
         description="Speed benchmarks; figures go to the README.",
     )
     bench = p.add_subparsers(dest="bench", metavar="WHAT", required=True)

@@ -6,13 +6,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.outputs import add_output
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
     p = commands.add_parser(
         "collection",
         parents=[common],
-        help="build test collections (Debian man pages and package descriptions, ir_datasets)",
+        help=command_help("collection"),
         description="Build a collection directory: corpus, topics, human topics, graded "
         "qrels and manifest, split 60/20/20 into train/dev/test.",
     )
@@ -26,7 +29,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="English→L CLIR collection from Debian's translated man pages",
     )
     c.add_argument("--lang", required=True, help="fr, de, es, it, ru, ja or zh")
-    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    add_output(c, "--out", required=True, help="collection directory to write")
     c.add_argument(
         "--variant",
         default="standard",
@@ -40,7 +43,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="English→L CLIR collection from Debian's translated package descriptions",
     )
     c.add_argument("--lang", required=True, help="fr, de, it, ja, ru, es or zh")
-    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    add_output(c, "--out", required=True, help="collection directory to write")
     c.add_argument(
         "--variant",
         default="standard",
@@ -61,7 +64,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     c.add_argument(
         "--dataset", required=True, help="wikiclir/LANG, hc4/LANG[/SPLIT], neuclir/1/LANG[/SUBSET]"
     )
-    c.add_argument("--out", required=True, type=Path, help="collection directory to write")
+    add_output(c, "--out", required=True, help="collection directory to write")
     c.add_argument("--limit-docs", type=int, help="keep only the first N documents")
     c.add_argument(
         "--download",

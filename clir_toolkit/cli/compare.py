@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.evaluate.compare import DEFAULT_MEASURE, DEFAULT_TOP
 from clir_toolkit.evaluate.compare_plot import PLOT_SUFFIXES
@@ -18,7 +20,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "compare",
         parents=[common],
-        help="one run against a baseline, query by query (wins, losses, a chart)",
+        help=command_help("compare"),
         description="Compare RUN_B with the baseline RUN_A on one measure, query by query: "
         "the per-query deltas, wins/ties/losses, the mean delta and a paired test's p-value, "
         "and the queries won and lost most. --plot draws the deltas sorted from the largest "
@@ -46,9 +48,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         choices=TESTS,
         help="paired test (default: ttest)",
     )
-    p.add_argument(
+    add_output(
+        p,
         "--plot",
-        type=Path,
         metavar="FILE",
         help=f"write the sorted per-query delta chart to FILE ({', '.join(PLOT_SUFFIXES)}); "
         "an .html page also holds the tables of the largest wins and losses",

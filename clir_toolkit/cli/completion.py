@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
     p = commands.add_parser(
         "completion",
-        help="print the shell completion script of clir (bash, zsh or tcsh)",
+        help=command_help("completion"),
         description="Print a completion script for clir's commands, options and choices; "
         "e.g. clir completion bash > ~/.local/share/bash-completion/completions/clir",
     )

@@ -6,13 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
     p = commands.add_parser(
         "demo",
         parents=[common],
-        help="the end-to-end demonstration",
+        help=command_help("demo"),
         description="Build the English→French man-page collection (if missing), index it, "
         "search its dev topics untranslated, translated by dictionary and written by people, "
         "rerank the dictionary run by a pretrained multilingual sentence encoder and by the "

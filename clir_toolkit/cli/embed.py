@@ -6,20 +6,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.outputs import add_output
+
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
     p = commands.add_parser(
         "embed",
         parents=[common],
-        help="cross-lingual word embeddings, trained offline",
+        help=command_help("embed"),
         description="Skip-gram vectors per language (gensim), aligned by orthogonal Procrustes "
         "on dictionary seed pairs (Smith et al. 2017), evaluated by CSLS lexicon induction.",
     )
     embed = p.add_subparsers(dest="embed_command", metavar="ACTION", required=True)
     e = embed.add_parser("train", parents=[common], help="train aligned English–L vectors")
     e.add_argument("--lang", required=True, help="document language, e.g. fr")
-    e.add_argument("--out", required=True, type=Path, help=".vec file to write (en:/L: words)")
+    add_output(e, "--out", required=True, help=".vec file to write (en:/L: words)")
     e.add_argument("--dict", dest="dictionary", help="seed dictionary (default: per language)")
     e.add_argument("--source-text", type=Path, help="English text, one line each")
     e.add_argument("--target-text", type=Path, help="document-language text, one line each")

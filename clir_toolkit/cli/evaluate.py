@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
+
+from clir_toolkit.cli.commands import command_help
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -12,7 +15,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "eval",
         parents=[common],
-        help="evaluate runs side by side",
+        help=command_help("eval"),
         description="Evaluate runs with ir_measures; paired significance "
         "tests against a baseline run.",
     )
@@ -63,5 +66,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         correction=args.correction,
         alpha=args.alpha,
     )
+    if not args.quiet:
+        for line in result.coverage_warnings(args.qrels):
+            print(f"clir: warning: {line}", file=sys.stderr)
     print(format_result(result, args.format, per_query=args.per_query))
     return 0

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import add_options
+from clir_toolkit.cli.outputs import add_output
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -17,13 +19,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "fuse",
         parents=[common],
-        help="fuse several TREC runs into one (RRF, interpolation, CombSUM, CombMNZ)",
+        help=command_help("fuse"),
         description="Fuse runs of the same topics query by query: reciprocal rank fusion, or "
         "a (weighted) sum of per-query normalised scores; a document a run did not retrieve "
         "counts 0 there. Ties are broken by docid as trec_eval reads a run.",
     )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="TREC runs (two or more)")
-    p.add_argument("--output", required=True, type=Path, help="the fused TREC run to write")
+    add_output(p, "--output", stdout=True, required=True, help="the fused TREC run to write")
     p.add_argument("--tag", help="run tag, the 6th column (default: the method's name)")
     add_options(p, FUSION_PARAMS.values())
     p.set_defaults(handler=cmd_fuse)

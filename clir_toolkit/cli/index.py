@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
@@ -18,7 +20,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "index",
         parents=[common],
-        help="build a Lucene index from a collection",
+        help=command_help("index"),
         description="Index a collection directory (or a bare corpus file).",
     )
     p.add_argument(
@@ -27,7 +29,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         type=Path,
         help="collection directory (with corpus.jsonl) or a corpus file",
     )
-    p.add_argument("--index", required=True, type=Path, help="where to write the index")
+    add_output(p, "--index", required=True, help="where to write the index")
     p.add_argument(
         "--language", help="document language (ISO 639-1); default: doc_lang of manifest.json"
     )

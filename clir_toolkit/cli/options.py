@@ -11,13 +11,14 @@ defaults and help are written once.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.params import Param
+from clir_toolkit.params import Param, ParamError
 
 if TYPE_CHECKING:
     from clir_toolkit.distributed.cluster import ClusterSpec
@@ -175,8 +176,9 @@ def add_options(
 ) -> None:
     """One command-line option per declared parameter: its flag, type, choices, default and
     help all come from the :class:`~clir_toolkit.params.Param`, so that they are written once.
-    Values are checked where they are used (:func:`clir_toolkit.params.check_options`), in the
-    same words for every caller.
+    Each value is checked as argparse reads it (:func:`option_type`), by the same
+    :meth:`~clir_toolkit.params.Param.check` that checks a recipe's value: a value out of
+    range stops the command before any work, in one line naming the option.
 
     ``given_only``: an option the user does not give is None (bool: None too), so that the
     config it goes to applies its own default (:func:`given_values`); ``defaults`` then says
@@ -191,7 +193,13 @@ def add_options(
             if given_only:
                 options["default"] = None
         else:
-            options["type"] = param.type
+            # An option left to its config (given_only) may be shared by two configs with
+            # different ranges (clir rerank train's --lr): argparse checks the type and the
+            # sizes every number has, the config the range (check_options), before any work.
+            # argparse checks a choice itself (``invalid choice: 'x' (choose from ...)``), its
+            # list including plug-ins' names that are installed.
+            checked = dataclasses.replace(param, choices=())
+            options["type"] = option_type(_type_only(checked) if given_only else checked)
             options["default"] = None if given_only else param.default
             if param.choices:
                 options["choices"] = param.choices
@@ -200,6 +208,26 @@ def add_options(
             if param.shape == "list":
                 options["nargs"] = param.length or "+"
         parser.add_argument(option_flag(param), **options)
+
+
+def _type_only(param: Param) -> Param:
+    """``param`` without its declared range: its type and the sizes every number has."""
+    return dataclasses.replace(param, minimum=None, maximum=None, above=None, below=None)
+
+
+def option_type(param: Param) -> Any:
+    """argparse's ``type`` for a declared option: the text parsed and checked by
+    :meth:`Param.parse <clir_toolkit.params.Param.parse>`; a refusal becomes argparse's
+    ``argument --hits: expected an integer at least 1, found 0``."""
+
+    def parse(text: str) -> Any:
+        try:
+            return param.parse(text)
+        except ParamError as exc:
+            raise argparse.ArgumentTypeError(exc.problem) from None
+
+    parse.__name__ = param.type.__name__  # what argparse and shtab call the type
+    return parse
 
 
 def given_values(args: Any, params: Iterable[Param]) -> dict[str, Any]:

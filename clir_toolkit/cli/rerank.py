@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
 
@@ -16,7 +18,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "rerank",
         parents=[common],
-        help="neural reranking: train K-NRM or the dual encoder, rescore runs",
+        help=command_help("rerank"),
         description="Stage 2: train a reranker on bilingual data and rescore TREC runs "
         "(no Java: runs wherever torch does).",
     )
@@ -42,9 +44,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--parallel", type=Path, help="--model: english<TAB>foreign pairs for pre-training"
     )
     files.add_argument("--cache-dir", type=Path, help="tensor and vector caches")
-    files.add_argument(
-        "--output", required=True, type=Path, help="model file to write, e.g. models/x.pt"
-    )
+    add_output(files, "--output", required=True, help="model file to write, e.g. models/x.pt")
     _training_options(t.add_argument_group("training (defaults: with --pretrained; --model)"))
     ray = t.add_argument_group("data-parallel, on Ray (pip install 'clir_toolkit[ray]')")
     ray.add_argument(
@@ -76,7 +76,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--collection", required=True, type=Path)
     t.add_argument("--topics", required=True, type=Path)
     t.add_argument("--run", required=True, type=Path)
-    t.add_argument("--output", required=True, type=Path)
+    add_output(t, "--output", required=True, help="TREC run file to write")
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
 
     add_options(t, SCORE_PARAMS.values())

@@ -1,4 +1,4 @@
-"""``clir resource coverage|parallel|monolingual|wordnet``: translation resources, offline."""
+"""``clir resource coverage|parallel|monolingual|wordnet|java``: resources, offline."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _read_topics, _topic_options
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 
 
@@ -15,7 +17,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "resource",
         parents=[common],
-        help="translation resources: dictionary coverage, parallel text, WordNet",
+        help=command_help("resource"),
         description="Build or inspect the translation resources, offline, from installed packages.",
     )
     resource = p.add_subparsers(dest="resource_command", metavar="WHAT", required=True)
@@ -42,7 +44,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="English→L sentence pairs from gettext catalogs or Debian's package descriptions",
     )
     r.add_argument("--lang", required=True, help="document language, e.g. fr")
-    r.add_argument("--out", required=True, type=Path, help="TSV to write (english<TAB>L)")
+    add_output(r, "--out", required=True, help="TSV to write (english<TAB>L)")
     r.add_argument(
         "--source",
         default="gettext",
@@ -71,7 +73,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "monolingual", parents=[common], help="text of one language, one line each, for embeddings"
     )
     r.add_argument("--lang", required=True)
-    r.add_argument("--out", required=True, type=Path)
+    add_output(r, "--out", required=True, help="file to write")
     r.add_argument(
         "--corpus",
         type=Path,
@@ -85,6 +87,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     r.add_argument("--data-dir", type=Path, help="nltk data directory (default: $CLIR_DATA)")
     r.set_defaults(handler=cmd_resource_wordnet)
+    r = resource.add_parser(
+        "java",
+        parents=[common],
+        help="make the class archive that lets every command start Java faster (make setup does)",
+    )
+    r.add_argument("--force", action="store_true", help="make it again even if it is there")
+    r.set_defaults(handler=cmd_resource_java)
 
 
 def cmd_resource_coverage(args: argparse.Namespace) -> int:
@@ -142,4 +151,13 @@ def cmd_resource_wordnet(args: argparse.Namespace) -> int:
 
     root = ensure_wordnet(args.data_dir)
     print(f"WordNet ready for nltk in {root} (export NLTK_DATA={root} to use it elsewhere)")
+    return 0
+
+
+def cmd_resource_java(args: argparse.Namespace) -> int:
+    from clir_toolkit.java_archive import build_class_archive
+
+    archive = build_class_archive(force=args.force)
+    size = archive.stat().st_size / 2**20
+    print(f"Java class archive ready: {archive} ({size:.0f} MiB); commands map it at start-up")
     return 0

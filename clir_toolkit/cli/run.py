@@ -6,7 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
+from clir_toolkit.cli.outputs import add_output
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -14,14 +16,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "run",
         parents=[common],
-        help="run TOML recipes and regenerate RESULTS.md",
+        help=command_help("run"),
         description="Run recipes (one TOML file per system) on their collections: build "
         "what is missing, write the runs under runs/, regenerate RESULTS.md beside the recipes.",
     )
     p.add_argument("recipes", nargs="+", type=Path, metavar="RECIPE.toml")
-    p.add_argument(
-        "--results", type=Path, help="where to write RESULTS.md (default: beside the first recipe)"
-    )
+    add_output(p, "--results", help="where to write RESULTS.md (default: beside the first recipe)")
     p.add_argument(
         "--force",
         action="store_true",

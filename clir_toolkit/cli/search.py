@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import (
     _bm25_options,
     _dense_options,
@@ -21,6 +22,7 @@ from clir_toolkit.cli.options import (
     _translation,
     _translation_options,
 )
+from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 
 
@@ -29,12 +31,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "search",
         parents=[common],
-        help="BM25 batch search into a TREC run",
+        help=command_help("search"),
         description="Search an index with every topic; write a TREC run.",
     )
     p.add_argument("--index", required=True, type=Path, help="index built by 'clir index'")
     _topic_options(p)
-    p.add_argument("--output", required=True, type=Path, help="TREC run file to write")
+    add_output(p, "--output", stdout=True, required=True, help="TREC run file to write")
     _bm25_options(p)
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
     _translation_options(p)
@@ -47,12 +49,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p = commands.add_parser(
         "translate",
         parents=[common],
-        help="translate topics, for inspection",
+        help=command_help("translate"),
         description="Write what a translator produces: .jsonl keeps each "
         "term's weighted alternatives, .tsv a bag per topic.",
     )
     _topic_options(p)
-    p.add_argument("--output", required=True, type=Path, help="T.translated.tsv or .jsonl")
+    add_output(p, "--output", stdout=True, required=True, help="T.translated.tsv or .jsonl")
     p.add_argument("--target-lang", help="document language (default: the --index's language)")
     p.add_argument("--index", type=Path, help="index whose language is the target language")
     _translation_options(p)

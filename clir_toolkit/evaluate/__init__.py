@@ -12,8 +12,10 @@ The procedure, step by step (``clir eval --qrels Q RUN...`` calls :func:`evaluat
    never ``eval``'ed.
 3. **Every qrels query counts.** The set of queries is the set of query ids in the qrels.
    A query the run has no answer for scores 0, as with ``trec_eval -c``; a query the run
-   answers but the qrels do not judge is ignored, as trec_eval ignores it. Means are taken
-   over all the qrels queries, so a run cannot look better by skipping hard queries.
+   answers but the qrels do not judge is ignored, as trec_eval ignores it (``clir eval``
+   says so in a warning line with the counts). Means are taken over all the qrels queries,
+   so a run cannot look better by skipping hard queries. A run that answers none of the
+   qrels queries is refused: it is a run of another split or collection.
 4. **Paired test per measure.** Each run is compared with the baseline on the same queries:
    the paired t-test (``scipy.stats.ttest_rel``) or the Wilcoxon signed-rank test
    (``scipy.stats.wilcoxon``), both two-sided. When the two runs score identically on every

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clir_toolkit.errors import ClirError
+from clir_toolkit.params import LARGEST_INT
 
 DEFAULT_MEASURES = (
     "nDCG@5",
@@ -56,6 +57,27 @@ def split_measure_names(spec: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+COUNTED_PARAMS = {
+    "cutoff": ("its cutoff @k (the documents looked at)", "nDCG@10"),
+    "rel": ("its relevance level rel=r (the least grade that counts)", "P(rel=2)@5"),
+}
+"""Measure parameters that are counts, and how to write them. trec_eval (in pytrec_eval)
+aborts the whole process on a cutoff of 0 (``nDCG@0``: SIGABRT, not an exception) and
+refuses a relevance level of 0 or one beyond a C ``int``: such values are refused here,
+before any evaluation."""
+
+
+def _check_counts(name: str, measure: Any) -> None:
+    """Every count among ``measure``'s parameters lies between 1 and :data:`LARGEST_INT`."""
+    for param, value in measure.params.items():
+        if param in COUNTED_PARAMS and isinstance(value, int) and not 1 <= value <= LARGEST_INT:
+            what, example = COUNTED_PARAMS[param]
+            raise ClirError(
+                f"measure {name!r}: {what} must be an integer from 1 to {LARGEST_INT}, "
+                f"not {value} (e.g. {example}; {_MEASURE_HELP})"
+            )
+
+
 def _parse_one(name: str) -> Any:
     import ir_measures
 
@@ -65,7 +87,24 @@ def _parse_one(name: str) -> Any:
     except Exception as exc:  # ir_measures raises NameError, ValueError, AssertionError, ...
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ClirError(f"unknown measure {name!r}: {reason} ({_MEASURE_HELP})") from None
+    _check_counts(name, measure)
+    _check_computable(name, measure)
     return measure
+
+
+def _check_computable(name: str, measure: Any) -> None:
+    """Some installed evaluator of ir_measures computes ``measure``: otherwise ir_measures
+    would fail in the middle of the evaluation (``Unsupported measures``)."""
+    import ir_measures
+
+    able = [p for p in ir_measures.providers.registry.values() if p.supports(measure)]
+    if not able:
+        raise ClirError(
+            f"measure {name!r}: no evaluator of ir_measures computes it ({_MEASURE_HELP})"
+        )
+    if not any(provider.is_available() for provider in able):
+        needed = " or ".join(f"pip install 'ir-measures[{p.NAME}]'" for p in able)
+        raise ClirError(f"measure {name!r}: its evaluator is not installed ({needed})")
 
 
 def parse_measures(spec: str | Sequence[str] | None) -> list:

@@ -30,6 +30,24 @@ class EvalResult:
     alpha: float = 0.05
     answered: dict[str, set[str]] = field(default_factory=dict)
     """run → the qrels queries it retrieved at least one document for (the others score 0)."""
+    unjudged: dict[str, set[str]] = field(default_factory=dict)
+    """run → the queries it answers that the qrels do not judge (ignored, as trec_eval does)."""
+
+    def coverage_warnings(self, qrels: str | Path) -> list[str]:
+        """One line per run that answers queries ``qrels`` does not judge, with the counts:
+        part of such a run is not evaluated, which is worth knowing (a run of the wrong
+        split or collection shares few or no queries with the qrels)."""
+        lines = []
+        for run in self.runs:
+            unjudged, answered = self.unjudged.get(run, set()), self.answered.get(run, set())
+            if unjudged:
+                total = len(unjudged) + len(answered)
+                lines.append(
+                    f"{run}: {len(unjudged)} of its {total} queries are not judged in {qrels} "
+                    f"and are ignored; it answers {len(answered)} of the {len(self.qids)} "
+                    "queries judged there (the others score 0)"
+                )
+        return lines
 
     def to_dataframe(self, per_query: bool = False) -> Any:
         """The means as a pandas DataFrame (one row per run, one column per measure, and a
@@ -88,25 +106,46 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _per_query_values(
-    measures: Sequence[Any], names: Sequence[str], qrels: list, run_path: Path, qids: Sequence[str]
-) -> tuple[dict[str, dict[str, float]], set[str]]:
-    """measure name → qid → value for one run, 0.0 where the run has no answer; and the
-    qrels queries the run answers."""
+def _read_judged_run(
+    run_path: Path, qrels_path: str | Path, qids: Sequence[str]
+) -> tuple[list[Any], set[str]]:
+    """The run's documents for the queries the qrels judge, and the queries it answers that
+    they do not judge (ignored, as trec_eval ignores them).
+
+    A run that answers none of the judged queries is refused: it is almost always a run of
+    another split or collection, and would only print zeros.
+    """
     import ir_measures
 
     from clir_toolkit.formats import read_run
 
     judged = set(qids)
+    rows = read_run(run_path)
     run = [
         ir_measures.ScoredDoc(row.qid, row.docid, float(row.score))
-        for row in read_run(run_path)
-        if row.qid in judged  # unjudged queries are ignored, as trec_eval ignores them
+        for row in rows
+        if row.qid in judged
     ]
+    unjudged = {row.qid for row in rows} - judged
+    if not run:  # read_run refuses an empty file: the run's queries are all unjudged
+        raise ClirError(
+            f"{run_path}: answers none of the {len(qids)} queries of {qrels_path} (its "
+            f"{len(unjudged)} queries are all unjudged there; evaluate runs of the split and "
+            "collection the qrels judge)"
+        )
+    return run, unjudged
+
+
+def _per_query_values(
+    measures: Sequence[Any], names: Sequence[str], qrels: list, run: list, qids: Sequence[str]
+) -> tuple[dict[str, dict[str, float]], set[str]]:
+    """measure name → qid → value for one run, 0.0 where the run has no answer; and the
+    qrels queries the run answers."""
+    import ir_measures
+
+    judged = set(qids)
     values = {name: dict.fromkeys(qids, 0.0) for name in names}
     answered = {doc.query_id for doc in run}
-    if not run:
-        return values, answered
     name_of = dict(zip(measures, names, strict=True))
     for metric in ir_measures.iter_calc(list(measures), qrels, run):
         name = name_of.get(metric.measure)
@@ -173,9 +212,13 @@ def evaluate_runs(
     if not qids:
         raise ClirError(f"{qrels_path}: the qrels judge no query (is it the right file?)")
 
-    evaluated = {
-        name: _per_query_values(parsed, names, qrels, path, qids)
+    # Every run is read (and its queries checked against the qrels) before any is evaluated.
+    runs = {
+        name: _read_judged_run(path, qrels_path, qids)
         for name, path in zip(run_names, paths, strict=True)
+    }
+    evaluated = {
+        name: _per_query_values(parsed, names, qrels, run, qids) for name, (run, _) in runs.items()
     }
     per_query = {name: values for name, (values, _) in evaluated.items()}
     answered = {name: queries for name, (_, queries) in evaluated.items()}
@@ -210,4 +253,5 @@ def evaluate_runs(
         p_values=p_values,
         alpha=alpha,
         answered=answered,
+        unjudged={name: unjudged for name, (_, unjudged) in runs.items()},
     )

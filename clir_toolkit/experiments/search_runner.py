@@ -1,7 +1,8 @@
 """Running a search recipe (``kind = "search"``): first-stage runs of the dev and test splits.
 
 Values in ``[tune]`` are chosen by nDCG@10 on the dev split (tuning runs retrieve the top
-:data:`TUNE_HITS` only), then the dev and test runs are written with the chosen values. A
+:data:`TUNE_HITS` only, in a scratch directory: the runs in place are replaced only by
+complete final runs), then the dev and test runs are written with the chosen values. A
 run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunContext.reusable`):
 its sidecar records the recipe file, the split's topics and the indexed collection it was
 made from, and the toolkit's code. A rerank recipe's first stage
@@ -22,6 +23,7 @@ from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
 from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
 from clir_toolkit.experiments.tables import SEARCH_PARAMS
+from clir_toolkit.files import scratch
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
 
 if TYPE_CHECKING:
@@ -123,22 +125,29 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
     search = resolve_auto_resources(recipe.search, language, context)
     candidates = grid(recipe.tune)
     if len(candidates) > 1:
+        # The tuning runs are written in a scratch directory beside the dev run, never over
+        # it: until the final runs replace them, the earlier runs stay complete (clir run
+        # --force interrupted while tuning leaves them and their sidecars as they were).
         best = None
-        for combination in candidates:
-            # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all hits.
-            options = {**search, **combination, "hits": TUNE_HITS}
-            search_run(recipe, options, index, topics["dev"], runs["dev"], language)
-            result = evaluate_runs(
-                collection.split_file("qrels", "dev"), [runs["dev"]], measures=TUNE_MEASURE
-            )
-            score = next(iter(result.means.values()))[TUNE_MEASURE]
-            if best is None or score > best[0]:
-                best = (score, combination)
+        with scratch(runs["dev"]) as tuning:
+            trial = tuning / runs["dev"].name
+            for combination in candidates:
+                # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all.
+                options = {**search, **combination, "hits": TUNE_HITS}
+                search_run(recipe, options, index, topics["dev"], trial, language)
+                result = evaluate_runs(
+                    collection.split_file("qrels", "dev"), [trial], measures=TUNE_MEASURE
+                )
+                score = next(iter(result.means.values()))[TUNE_MEASURE]
+                if best is None or score > best[0]:
+                    best = (score, combination)
         assert best is not None
         chosen = best[1]
     elif candidates and candidates[0]:
         chosen = candidates[0]
     for split in SPLITS:
+        # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
+        # whose sidecar is still the earlier one's is not fresh: its checksum differs).
         search_run(recipe, {**search, **chosen}, index, topics[split], runs[split], language)
         mark_fresh(runs[split], keys[split], {"chosen": chosen})
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)

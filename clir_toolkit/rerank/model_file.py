@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
-from clir_toolkit.params import show
+from clir_toolkit.params import Param, check_value, declare, show
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 
 
 MODEL_FORMAT = "clir-toolkit-reranker/1"
+
+MAX_TEXT_WORDS = 100_000
+"""The most words of a query or document a model reads: every text is padded to its
+model's maximum, so that a larger one would allocate gigabytes per batch."""
+
+TEXT_LENGTH_PARAMS = declare(
+    Param("max_query_len", int, doc="query words read", minimum=1, maximum=MAX_TEXT_WORDS,
+          flag="--max-query-len"),
+    Param("max_doc_len", int, doc="document words read", minimum=1, maximum=MAX_TEXT_WORDS,
+          flag="--max-doc-len"),
+)  # fmt: skip
+"""The maximum lengths a model reads texts with: options of training (TrainConfig), and
+keys of the model file that training writes, checked alike."""
 
 
 @dataclass
@@ -160,12 +173,24 @@ def check_record(
     return data
 
 
+def weight_bytes(module: Any) -> int:
+    """The bytes of ``module``'s weights and buffers (a tensor shared by two layers once),
+    computed from their shapes: on the meta device, nothing is allocated to know it."""
+    tensors = [*module.parameters(), *module.buffers()]
+    return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
+
+
 def check_state_dict(
     path: Path, state: Mapping[str, Any], module: Any, what: str, fix: str = ""
 ) -> None:
-    """The named tensors ``state`` fit ``module``: same names, same shapes, floating types.
+    """The named tensors ``state`` fit ``module``: same names, same shapes, floating types,
+    and sizes that the file ``path`` can hold.
 
     So that ``load_state_dict`` cannot fail: a mismatch is one FormatError naming the tensor.
+    And so that a small file cannot make the toolkit allocate gigabytes: ``module`` (built
+    on the meta device from the file's configuration) must not need more bytes of weights
+    than the file has, and each stored tensor must have the storage its shape claims (a
+    tensor expanded with zero strides has the right shape and almost no data).
     """
     expected = module.state_dict()
     for name in expected:
@@ -182,6 +207,26 @@ def check_state_dict(
         if expected[name].is_floating_point() and not tensor.is_floating_point():
             raise FormatError(
                 path, None, f"tensor {name!r} holds {tensor.dtype}, expected floating point", fix
+            )
+    needed, held = weight_bytes(module), path.stat().st_size
+    if needed > held:
+        raise FormatError(
+            path,
+            None,
+            f"not {what}: its configuration makes a model of {needed:,} bytes of weights, "
+            f"more than the file's {held:,} bytes",
+            fix,
+        )
+    for name, tensor in state.items():
+        claimed = tensor.numel() * tensor.element_size()
+        stored = tensor.untyped_storage().nbytes()
+        if claimed > stored:
+            raise FormatError(
+                path,
+                None,
+                f"tensor {name!r} of shape {tuple(tensor.shape)} claims {claimed:,} bytes but "
+                f"stores {stored:,} (not {what})",
+                fix,
             )
 
 
@@ -245,7 +290,9 @@ def load_model(
     (:func:`read_model_file`).
 
     Every key, type and tensor shape is checked first: a file that is not a model of this
-    toolkit is one FormatError naming it, never an exception of torch's.
+    toolkit is one FormatError naming it, never an exception of torch's. Every size is
+    bounded before anything is allocated: the model's weights by the file's own size
+    (:func:`check_state_dict`), the maximum lengths by their declared range.
     """
     import torch
 
@@ -261,6 +308,8 @@ def load_model(
             f"{path}: not a reranker model file of this toolkit (expected format {MODEL_FORMAT})"
         )
     check_record(path, data, MODEL_KEYS, what)
+    for key, param in TEXT_LENGTH_PARAMS.items():  # every text is padded to these lengths
+        check_value(path, "", param, data[key])
     query_vocab = read_vocabulary(path, data, "query_vocab", what)
     doc_vocab = read_vocabulary(path, data, "doc_vocab", what)
     skeleton = build_saved_model(path, data["model_type"], data["config"], what)

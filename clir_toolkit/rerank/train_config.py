@@ -21,6 +21,7 @@ from typing import Any
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
+from clir_toolkit.rerank.model_file import TEXT_LENGTH_PARAMS
 
 MODELS = MODEL_NAMES
 ENCODERS = ("avg", "cnn", "lstm")
@@ -28,6 +29,9 @@ LOSSES = LOSS_NAMES
 DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
 DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
 DEFAULT_BATCH_SIZE = 128
+MAX_DIM = 10_000
+"""The largest embedding size trained: each table is vocabulary × dim floats, so that a
+mistyped --dim 100000 would ask for tens of gigabytes (the thesis used 300)."""
 FLOAT32_MAX = 3.4028234663852886e38
 PATH_FIELDS = (
     "collection",
@@ -131,10 +135,9 @@ TRAIN_PARAMS = with_defaults(
               minimum=1, optional=True, flag="--batch-size"),
         Param("lr", float, doc="Adam's learning rate",
               above=0, below=FLOAT32_MAX, optional=True, flag="--lr"),
-        Param("dim", int, doc="embedding size", minimum=1,
+        Param("dim", int, doc="embedding size", minimum=1, maximum=MAX_DIM,
               optional=True, flag="--dim"),
-        Param("max_query_len", int, doc="query words read", minimum=1, flag="--max-query-len"),
-        Param("max_doc_len", int, doc="document words read", minimum=1, flag="--max-doc-len"),
+        *TEXT_LENGTH_PARAMS.values(),
         Param("min_count", int, doc="occurrences a word needs to enter a vocabulary", minimum=1,
               flag="--min-count"),
         Param("max_vocab", int, doc="words kept per vocabulary, most frequent first", minimum=1,

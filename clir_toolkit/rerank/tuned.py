@@ -322,12 +322,14 @@ def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]
     config = record["config"]
     try:
         dim, epsilon = int(config["dim"]), float(config["epsilon"])
-        skeleton = TunedEncoder(dim, epsilon)
-    except (KeyError, TypeError, ValueError) as exc:
+        with torch.device("meta"):  # shapes only: checked against the file before allocating
+            skeleton = TunedEncoder(dim, epsilon)
+    except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise FormatError(path, None, f"not {what}: bad config ({exc})") from None
     check_state_dict(path, record["state_dict"], skeleton, what)
-    skeleton.load_state_dict(record["state_dict"])
-    return skeleton.eval(), record
+    model = TunedEncoder(dim, epsilon)
+    model.load_state_dict(record["state_dict"])
+    return model.eval(), record
 
 
 def score_run_tuned(

@@ -17,15 +17,15 @@ when the module does not behave; it earns its points otherwise. Three kinds recu
   time on the same machine (so that the ceiling holds on a laptop and in a course's CI).
 
 ``clir assignment check`` prints one row per check and the score, and exits 1 unless every
-check passed, so that a course's CI can run it.
+check passed, so that a course's CI can run it. The student's module never runs in the
+grader's process: it runs in a child (:mod:`clir_toolkit.teaching.sandbox`) that returns
+its functions' outputs, and the checks, the comparisons with the reference and the table
+stay here, out of its reach, with a wall-clock limit per check and a memory limit.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,18 +33,45 @@ from types import ModuleType
 from typing import Any
 
 from clir_toolkit.errors import FormatError, OutputError, UsageError
+from clir_toolkit.teaching.sandbox import (
+    STARTUP_SECONDS,
+    ImportFailed,
+    Limits,
+    Remote,
+    StudentGone,
+    StudentOutOfMemory,
+    StudentProcess,
+    StudentRaised,
+)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A timing ceiling: ``run(functions, data)`` on the data ``prepare()`` builds, run on
+    the student's functions in their process and on the reference in a process like it,
+    timed from the grader's; the student's best of three runs may take at most ``factor``
+    × the reference's best plus ``floor`` seconds."""
+
+    prepare: Callable[[], Any]
+    run: Callable[[Any, Any], object]
+    factor: float
+    floor: float
+    what: str
 
 
 @dataclass(frozen=True)
 class Check:
     """One graded behaviour: ``run(student, collection)`` raises AssertionError when it is
-    missing, and may return a note on what it checked (shown beside ``ok``). ``collection``
+    missing, and may return a note on what it checked (shown beside ``ok``). ``student``
+    holds the student's functions, each a call into the student's process; ``collection``
     is the French man-page collection whose dev split agreement checks also use (None:
-    they use the toolkit's tiny fixture only, and say so)."""
+    they use the toolkit's tiny fixture only, and say so). A timing ceiling has ``timing``
+    instead of ``run``."""
 
     name: str
     points: int
-    run: Callable[[ModuleType, Path | None], str | None]
+    run: Callable[[Any, Path | None], str | None] | None = None
+    timing: Timing | None = None
 
 
 @dataclass(frozen=True)
@@ -123,70 +150,120 @@ def write_skeleton(assignment: Assignment, directory: Path) -> Path:
     return path
 
 
-def load_student(path: Path) -> ModuleType:
-    """Import the student's module from its file, under a name of its own."""
+def check_source(path: Path) -> None:
+    """Refuse, in one line, a student's file that is missing or is not Python. The file is
+    compiled here, never run: the grader's process does not import the student's module."""
     if not path.is_file():
         raise UsageError(f"{path}: no such file (write it with: clir assignment start NAME)")
-    name = f"clir_student_{path.stem}_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 (the student's code: report it in one line)
-        del sys.modules[name]
-        line = exc.lineno if isinstance(exc, SyntaxError) else _line_in(exc, path)
-        raise FormatError(path, line, f"cannot be imported: {_message(exc)}") from None
-    return module
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise FormatError(path, exc.lineno, f"cannot be imported: {_message(exc)}") from None
+    except (ValueError, OSError) as exc:
+        raise FormatError(path, None, f"cannot be imported: {_message(exc)}") from None
 
 
-def grade(
-    assignment: Assignment, module: ModuleType, source: str, collection: Path | None = None
-) -> Grade:
-    """Run every check of ``assignment`` on ``module``; none stops the others."""
-    missing = [name for name in assignment.functions if not callable(getattr(module, name, None))]
+def grade(assignment: Assignment, path: Path | None, collection: Path | None = None,
+          limits: Limits | None = None) -> Grade:  # fmt: skip
+    """Grade the student's module at ``path`` (None: the toolkit's own implementation).
+
+    The module runs in a child process in its own directory (:mod:`.sandbox`); the checks
+    run here, on its functions' outputs, so that nothing the module does can change a
+    verdict. A check whose child exits, is killed or runs past ``limits.seconds`` fails
+    with a line that says so, and the next check starts a fresh child; none stops the
+    others. Raises :class:`FormatError` when the module raises while it is imported."""
+    limits = limits or Limits()
+    if path is not None:
+        check_source(path)
+    source = str(path) if path is not None else "the toolkit's own implementation"
+    student = StudentProcess(assignment.name, path.resolve() if path is not None else None,
+                             path.resolve().parent if path is not None else Path.cwd(),
+                             limits)  # fmt: skip
     results = []
-    for check in assignment.checks:
-        started = time.perf_counter()
-        if missing:
-            earned, message = 0, f"defines no {', '.join(missing)}"
-        else:
-            earned, message = _run(check, module, source, collection)
-        results.append(CheckResult(check.name, check.points, earned,
-                                   time.perf_counter() - started, message))  # fmt: skip
+    broken_import = ""
+    try:
+        for index, check in enumerate(assignment.checks):
+            if not broken_import and not student.alive:
+                try:
+                    student.start()
+                except StudentGone as exc:  # while importing: the same for every check
+                    broken_import = str(exc)
+            started = time.perf_counter()
+            if broken_import:
+                earned, message = 0, broken_import
+            else:
+                earned, message = _run(assignment, index, check, student, collection)
+            student.relay()
+            results.append(CheckResult(check.name, check.points, earned,
+                                       time.perf_counter() - started, message))  # fmt: skip
+    except ImportFailed as exc:
+        assert path is not None
+        raise FormatError(path, exc.line, f"cannot be imported: {exc.message}") from None
+    finally:
+        student.close()
     return Grade(assignment.name, source, tuple(results))
 
 
-def _run(check: Check, module: ModuleType, source: str, collection: Path | None) -> tuple[int, str]:
+def _run(assignment: Assignment, index: int, check: Check, student: StudentProcess,
+         collection: Path | None) -> tuple[int, str]:  # fmt: skip
+    """One check on the started ``student``: (points earned, the table's message)."""
+    missing = [name for name in assignment.functions if name not in student.functions]
+    if missing:
+        return 0, f"defines no {', '.join(missing)}"
+    student.allow(student.limits.seconds)
     try:
-        note = check.run(module, collection)
+        if check.timing is not None:
+            _within_time(assignment, index, check.timing, student)
+            note = None
+        else:
+            assert check.run is not None
+            note = check.run(Remote(student, student.functions), collection)
     except NotImplementedError:
         return 0, "not implemented yet"
     except AssertionError as exc:
         return 0, str(exc) or "failed"
-    except Exception as exc:  # noqa: BLE001 (the student's code raised: say where)
-        return 0, _where(exc, Path(source))
+    except (StudentGone, StudentRaised, StudentOutOfMemory) as exc:
+        return 0, str(exc)
+    except Exception as exc:  # noqa: BLE001 (what the module returned broke a check)
+        return 0, f"{_message(exc)} (in the grader, from what your functions returned)"
     return check.points, note or ""
 
 
-def _line_in(exc: BaseException, path: Path) -> int | None:
-    """The innermost line of ``path`` in the exception's traceback."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return next((frame.lineno for frame in reversed(frames)
-                 if Path(frame.filename).resolve() == path.resolve()), None)  # fmt: skip
+def _within_time(assignment: Assignment, index: int, timing: Timing,
+                 student: StudentProcess) -> None:  # fmt: skip
+    """The timing ceiling: the reference runs the workload in a process of its own, started
+    as the student's is, and the two are timed from here the same way, in turns (so that
+    a machine busy for a moment slows both)."""
+    reference = StudentProcess(assignment.name, None, student.directory, student.limits)
+    try:
+        reference.start()
+        reference.allow(STARTUP_SECONDS)
+        reference.prepare(index)
+        student.prepare(index)
+        reference_times, student_times = [], []
+        for _ in range(3):
+            reference_times.append(_seconds(lambda: reference.workload(index)))
+            student_times.append(_seconds(lambda: student.workload(index)))
+    finally:
+        reference.close()
+    reference_seconds, seconds = min(reference_times), min(student_times)
+    ceiling = timing.factor * reference_seconds + timing.floor
+    assert seconds <= ceiling, (
+        f"{timing.what} took {seconds:.3f} s; the ceiling is {ceiling:.3f} s "
+        f"({timing.factor:g} × the reference's {reference_seconds:.3f} s + {timing.floor:g} s):"
+        " vectorise"
+    )
+
+
+def _seconds(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
 
 
 def _message(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _where(exc: BaseException, path: Path) -> str:
-    """``Type: message (FILE line N)``, N the innermost line of ``path`` in the traceback."""
-    line = _line_in(exc, path)
-    return _message(exc) + (f" ({path.name} line {line})" if line else "")
 
 
 def format_grade(grade: Grade) -> str:
@@ -234,31 +311,22 @@ def close(actual: Any, expected: Any, what: str, rtol: float = 1e-5, atol: float
         )
 
 
-def within_time(student: Callable[[], object], reference: Callable[[], object], *,
-                factor: float, floor: float, what: str) -> None:  # fmt: skip
-    """The timing ceiling: the student's best of three runs at most ``factor`` × the
-    reference's best plus ``floor`` seconds, on this machine."""
+class Lookup:
+    """A function of one key backed by a dictionary (``default`` for a missing key): what a
+    check passes where the student's function expects a callable, since the call crosses
+    to the student's process and a lambda cannot."""
 
-    def best(action: Callable[[], object]) -> float:
-        times = []
-        for _ in range(3):
-            started = time.perf_counter()
-            action()
-            times.append(time.perf_counter() - started)
-        return min(times)
+    def __init__(self, table: dict[Any, Any], default: Any = None) -> None:
+        self.table, self.default = table, default
 
-    reference_seconds = best(reference)
-    ceiling = factor * reference_seconds + floor
-    seconds = best(student)
-    assert seconds <= ceiling, (
-        f"{what} took {seconds:.3f} s; the ceiling is {ceiling:.3f} s "
-        f"({factor:g} × the reference's {reference_seconds:.3f} s + {floor:g} s): vectorise"
-    )
+    def __call__(self, key: Any) -> Any:
+        return self.table.get(key, self.default)
 
 
-Run = Callable[[ModuleType, Path | None], str | None]
+Run = Callable[[Any, Path | None], str | None]
 
 
-def checks(*items: tuple[str, int, Run]) -> tuple[Check, ...]:
-    """``Check`` objects from ``(name, points, run)`` triples."""
-    return tuple(Check(name, points, run) for name, points, run in items)
+def checks(*items: tuple[str, int, Run | Timing]) -> tuple[Check, ...]:
+    """``Check`` objects from ``(name, points, run or timing)`` triples."""
+    return tuple(Check(name, points, timing=run) if isinstance(run, Timing)
+                 else Check(name, points, run=run) for name, points, run in items)  # fmt: skip
