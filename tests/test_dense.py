@@ -319,3 +319,21 @@ def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
     exact, approximate = read_run(runs["exact"]), read_run(runs["approximate"])
     assert [(r.qid, r.docid) for r in approximate] == [(r.qid, r.docid) for r in exact]
     assert [r.score for r in approximate] == pytest.approx([r.score for r in exact], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--dense", "--hybrid"], "choose one of --dense"),
+        (["--encoder", "use-m3"], "options of --dense and --hybrid"),
+        (["--hybrid", "--ray", "local:2"], "not with --ray"),
+    ],
+)
+def test_dense_options_out_of_place_are_one_line_usage_errors(
+    dense_index: Path, tmp_path: Path, extra: list[str], fragment: str
+) -> None:
+    result = run_clir("search", "--index", str(dense_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      *extra)  # fmt: skip
+    assert_one_line_error(result, fragment, status=2)
+    assert not (tmp_path / "r.run").exists()
