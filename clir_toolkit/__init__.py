@@ -13,6 +13,9 @@ line calls::
     topics = ct.read_topics("data/manpages-en-fr/topics.dev.tsv")
     queries = ct.build_queries(topics, ct.TranslationOptions(translate="dict"), "fr")
     ct.search_to_run("indexes/manpages-en-fr", queries, "runs/dict.trec", structure="syn")
+    ct.add_dense_vectors("indexes/manpages-en-fr", "use-m3")    # clir index --dense
+    ct.hybrid_search_to_run("indexes/manpages-en-fr", queries, topics, "runs/hybrid.trec",
+                            structure="syn")                    # clir search --hybrid
     result = ct.evaluate_runs("data/manpages-en-fr/qrels.dev.txt", ["runs/dict.trec"])
     result.to_dataframe()          # one row per run, one column per measure
 
@@ -46,6 +49,12 @@ _EXPORTS = {
     "search_to_run": "clir_toolkit.search",
     "StructuredQuery": "clir_toolkit.query",
     "Searcher": "clir_toolkit.search",
+    "add_dense_vectors": "clir_toolkit.index",
+    "dense_search_to_run": "clir_toolkit.search.dense",
+    "hybrid_search_to_run": "clir_toolkit.search.dense",
+    "DenseSearcher": "clir_toolkit.search.dense",
+    "fuse": "clir_toolkit.search.fusion",
+    "fuse_runs": "clir_toolkit.search.fusion",
     # stage 2
     "TrainConfig": "clir_toolkit.rerank.train_config",
     "train_reranker": "clir_toolkit.rerank.train",

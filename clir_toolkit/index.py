@@ -21,11 +21,15 @@ Steps:
    :func:`clir_toolkit.files.atomic_directory`: only an earlier index (or an empty or
    missing directory) is ever replaced, one build at a time, and an interrupted build
    leaves the previous index as it was.
+4. With ``dense``, encode every document with a sentence encoder and store the vectors
+   beside the Lucene files (:mod:`clir_toolkit.vectors`), before the sidecar that names them;
+   :func:`add_dense_vectors` adds them to an existing index without rebuilding Lucene.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -50,10 +54,22 @@ from clir_toolkit.files import (
     atomic_directory,
     atomic_write,
     check_replaceable,
+    directory_lock,
     recover_directory,
     scratch,
 )
 from clir_toolkit.formats import count_lines, iter_corpus, parse_json
+from clir_toolkit.vectors import (
+    TEMPORARY_FILE,
+    VECTORS_FILE,
+    DenseRecord,
+    encode_corpus,
+    record_from_json,
+    record_to_json,
+    stale_vectors_files,
+    write_graph,
+    write_vectors,
+)
 
 SIDECAR = "clir-index.json"
 SIDECAR_FORMAT = 2
@@ -80,6 +96,8 @@ class IndexInfo:
     shards: int = 1
     """Lucene indexes the documents were split into (``shard-NN/`` beside the sidecar),
     searched as one by :func:`open_reader`; 1: the index directory is the Lucene index."""
+    dense: DenseRecord | None = None
+    """The documents' vectors stored with the index (``clir index --dense``), or None."""
 
     @property
     def analyzer(self) -> AnalyzerSpec:
@@ -106,6 +124,7 @@ _SIDECAR_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "seconds": ((int, float), "a number"),
     "format": _INTEGER,
     "shards": _INTEGER,
+    "dense": ((dict,), "a JSON object"),
 }
 
 
@@ -164,6 +183,8 @@ def read_index_info(index: str | Path) -> IndexInfo:
     if unknown:
         problem = f"unknown field '{unknown[0]}' in the index sidecar"
         raise FormatError(sidecar, None, problem, rebuild)
+    if "dense" in values:
+        values["dense"] = record_from_json(sidecar, values["dense"], rebuild)
     info = IndexInfo(**values)
     info.analyzer  # noqa: B018  (validates the analyzer kind)
     language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
@@ -339,6 +360,10 @@ def foreign_entry(index: Path) -> Path | None:
     for entry in sorted(index.iterdir()):
         if entry.name == SIDECAR and entry.is_file() and not entry.is_symlink():
             continue
+        if (VECTORS_FILE.fullmatch(entry.name) or TEMPORARY_FILE.fullmatch(entry.name)) and (
+            entry.is_file() and not entry.is_symlink()
+        ):
+            continue
         if _SHARD_DIR.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
             inside = next((item for item in sorted(entry.iterdir()) if not ours(item)), None)
             if inside is not None:
@@ -433,6 +458,9 @@ def build_index(
     java_logs: bool = False,
     shards: int = 1,
     shard_builder: ShardBuilder | None = None,
+    dense: str | None = None,
+    dense_cache: str | Path | None = None,
+    hnsw: int = 0,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
@@ -446,7 +474,12 @@ def build_index(
     machine's build) cannot hold. ``shard_builder`` builds the shards (default: one after the
     other here; :func:`clir_toolkit.distributed.index.shard_builder_on_ray` builds them in
     parallel on a Ray cluster); ``threads`` are then each shard's indexing threads.
+    ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``) whose document
+    vectors are stored with the index (:mod:`clir_toolkit.vectors`), encoded through the
+    vector cache ``dense_cache`` (default: the collection's rerank cache); ``hnsw`` M > 0
+    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`).
     """
+    check_hnsw(hnsw, dense)
     if shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
@@ -491,6 +524,13 @@ def build_index(
                 ),
                 Path(index_path),
             )
+        record = None
+        if dense is not None:
+            docids, matrix, record = _encode_for_index(collection, dense, dense_cache, verbose)
+            record = dataclasses.replace(record, hnsw=hnsw)
+            write_vectors(index_dir, docids, matrix, record)
+            if hnsw:
+                write_graph(index_dir, matrix, record)
         info = IndexInfo(
             language=spec.language,
             analyzer_kind=spec.kind,
@@ -502,11 +542,102 @@ def build_index(
             created_by=f"clir_toolkit {__version__} (Anserini 1.7.1 via pyserini 1.6.0)",
             seconds=round(time.perf_counter() - started, 2),
             shards=shards,
+            dense=record,
         )
-        with atomic_write(index_dir / SIDECAR) as handle:
-            record = asdict(info)
-            if info.shards == 1:  # the sidecar of an unsharded index, as before shards
-                del record["shards"]
-            json.dump(record, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        write_sidecar(index_dir, info)
     return info
+
+
+def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
+    """Write (or replace, atomically) the sidecar ``clir-index.json`` of ``info``."""
+    record = asdict(info)
+    if info.shards == 1:  # the sidecar of an unsharded index, as before shards
+        del record["shards"]
+    if info.dense is None:  # the sidecar of an index without vectors, as before them
+        del record["dense"]
+    else:
+        record["dense"] = record_to_json(info.dense)
+    with atomic_write(index_dir / SIDECAR) as handle:
+        json.dump(record, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+
+
+def check_hnsw(hnsw: int, encoder: str | None) -> None:
+    """Refuse an HNSW ``M`` below 2 (0: no graph), or a graph without vectors."""
+    if hnsw and encoder is None:
+        raise UsageError("--hnsw needs --dense: it is the graph of the dense vectors")
+    if hnsw < 0 or hnsw == 1:
+        raise UsageError(f"--hnsw must be at least 2 neighbours a node, or 0 (got {hnsw})")
+
+
+def _sidecar_names(index: Path, file: str) -> bool:
+    """Whether the sidecar on disk names the vectors file ``file`` (it was replaced)."""
+    try:
+        return json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"]["file"] == file
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _encode_for_index(
+    collection: Collection, encoder: str, cache_dir: str | Path | None, verbose: bool
+) -> tuple[list[str], Any, DenseRecord]:
+    """The collection's documents encoded for the index (through the vector cache)."""
+    from clir_toolkit.rerank.documents import cache_dir_for
+
+    where = cache_dir_for(collection.root, cache_dir)
+    return encode_corpus(collection.corpus, encoder, where, verbose)
+
+
+def add_dense_vectors(
+    index_path: str | Path,
+    encoder: str,
+    collection_path: str | Path | None = None,
+    *,
+    cache_dir: str | Path | None = None,
+    verbose: bool = True,
+    hnsw: int = 0,
+) -> IndexInfo:
+    """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
+
+    The documents come from ``collection_path`` (default: the collection the sidecar
+    records), which must be the collection the index was built from, as it is now. The
+    vectors file is written first and the sidecar replaced after it, both atomically, under
+    the index's lock: an interruption at any point leaves the index as it was.
+    """
+    check_hnsw(hnsw, encoder)
+    index = Path(index_path)
+    info = read_index_info(index)
+    source = collection_path if collection_path is not None else info.collection
+    collection = open_collection(source)
+    if collection.fingerprint() != info.collection_sha256:
+        raise ClirError(
+            f"{index}: was built from another state of {collection.corpus}; nothing was "
+            f"changed (rebuild it with: clir index --collection {source} --index {index} "
+            f"--dense {encoder})"
+        )
+    with directory_lock(index):
+        recover_directory(index, locked=True)
+        info = read_index_info(index)  # again, under the lock
+        docids, matrix, record = _encode_for_index(collection, encoder, cache_dir, verbose)
+        if len(docids) != info.documents:
+            raise ClirError(
+                f"{collection.corpus}: holds {len(docids)} documents, the index "
+                f"{info.documents}; nothing was changed (rebuild the index)"
+            )
+        record = dataclasses.replace(record, hnsw=hnsw)
+        updated = dataclasses.replace(info, dense=record)
+        written = [record.file, *([record.graph_file] if hnsw else [])]
+        new = [name for name in written if not (index / name).exists()]
+        try:
+            write_vectors(index, docids, matrix, record)
+            if hnsw:
+                write_graph(index, matrix, record)
+            write_sidecar(index, updated)
+        except BaseException:  # Ctrl-C included: the index goes back to what it was
+            if not _sidecar_names(index, record.file):
+                for name in new:
+                    (index / name).unlink(missing_ok=True)
+            raise
+        for stale in stale_vectors_files(index, record_to_json(record)):
+            stale.unlink(missing_ok=True)
+    return updated

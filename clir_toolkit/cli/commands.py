@@ -26,8 +26,11 @@ COMMANDS = {
         "ir_datasets)"
     ),
     "index": Command("index", "build a Lucene index from a collection"),
-    "search": Command("search", "BM25 batch search into a TREC run"),
+    "search": Command("search", "BM25, dense or hybrid batch search into a TREC run"),
     "translate": Command("search", "translate topics, for inspection"),
+    "fuse": Command(
+        "fuse", "fuse several TREC runs into one (RRF, interpolation, CombSUM, CombMNZ)"
+    ),
     "eval": Command("evaluate", "evaluate runs side by side"),
     "compare": Command(
         "compare", "one run against a baseline, query by query (wins, losses, a chart)"

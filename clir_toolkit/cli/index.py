@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
+from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -49,6 +51,23 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="split the documents into N Lucene indexes, searched as one with the statistics "
         "of the whole collection: the same runs as one index (default: 1)",
     )
+    p.add_argument(
+        "--dense",
+        nargs="?",
+        const=DEFAULT_DENSE_ENCODER,
+        metavar="ENCODER",
+        help="also store every document's vector by a sentence encoder (use-m3, e5-small or "
+        f"hf:DIR; default: {DEFAULT_DENSE_ENCODER}), for clir search --dense and --hybrid; on "
+        "an existing index of the collection, only the vectors are added",
+    )
+    p.add_argument(
+        "--hnsw",
+        type=int,
+        default=0,
+        metavar="M",
+        help="with --dense, also store an approximate index of the vectors (Faiss' HNSW "
+        "graph, M neighbours a node, e.g. 32), for clir search --approximate (default: none)",
+    )
     _ray_options(p, "build the shards in parallel (the workers must see --index's directory)")
     p.set_defaults(handler=cmd_index)
 
@@ -61,6 +80,19 @@ def cmd_index(args: argparse.Namespace) -> int:
         threads = 1 if args.ray else os.cpu_count() or 1
     if threads < 1:
         raise UsageError(f"--threads must be at least 1 (got {threads})")
+    if args.dense is not None and _vectors_only(args):
+        from clir_toolkit.index import add_dense_vectors
+
+        started = time.perf_counter()
+        info = add_dense_vectors(
+            args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw
+        )
+        assert info.dense is not None
+        print(
+            f"added the vectors of {info.dense.documents} documents ({info.dense.encoder}, "
+            f"{info.dense.dim} dimensions) to {args.index} in {time.perf_counter() - started:.1f} s"
+        )
+        return 0
     builder = None
     if args.ray is not None:
         from clir_toolkit.distributed.index import shard_builder_on_ray
@@ -74,12 +106,27 @@ def cmd_index(args: argparse.Namespace) -> int:
         store_raw=args.store_raw,
         shards=args.shards,
         shard_builder=builder,
+        dense=args.dense,
+        hnsw=args.hnsw,
         verbose=not args.quiet,
         java_logs=args.debug,
     )
     shards = f" ({info.shards} shards)" if info.shards > 1 else ""
+    vectors = f" with {info.dense.encoder} vectors" if info.dense else ""
     print(
         f"indexed {info.documents} documents ({info.language}, {info.analyzer_name}) "
-        f"into {args.index}{shards} in {info.seconds:.1f} s"
+        f"into {args.index}{shards}{vectors} in {info.seconds:.1f} s"
     )
     return 0
+
+
+def _vectors_only(args: argparse.Namespace) -> bool:
+    """Whether ``--dense`` only adds vectors: ``--index`` is already the index of
+    ``--collection`` as it is now, built with the options given (else it is rebuilt)."""
+    from clir_toolkit.index import is_index_of, read_index_info
+
+    if not is_index_of(args.index, args.collection):
+        return False
+    info = read_index_info(args.index)
+    same_language = args.language is None or args.language == info.language
+    return same_language and info.shards == args.shards and info.store_raw == args.store_raw

@@ -82,6 +82,13 @@ def _feedback_options(parser: argparse.ArgumentParser) -> None:
     add_options(group, FEEDBACK_PARAMS.values())
 
 
+def _dense_options(parser: argparse.ArgumentParser) -> None:
+    from clir_toolkit.search.dense import DENSE_PARAMS
+
+    group = parser.add_argument_group("dense and hybrid first stages (clir index --dense)")
+    add_options(group, DENSE_PARAMS.values())
+
+
 def _read_topics(args: argparse.Namespace) -> list:
     from clir_toolkit.formats import read_topics
 
@@ -201,8 +208,8 @@ def add_options(
                 options["choices"] = param.choices
             if param.metavar:
                 options["metavar"] = param.metavar
-            if param.shape == "list" and param.length:
-                options["nargs"] = param.length
+            if param.shape == "list":
+                options["nargs"] = param.length or "+"
         parser.add_argument(option_flag(param), **options)
 
 

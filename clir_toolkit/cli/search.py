@@ -12,6 +12,7 @@ from typing import Any
 from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import (
     _bm25_options,
+    _dense_options,
     _feedback,
     _feedback_options,
     _ray_cluster,
@@ -40,6 +41,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
     _translation_options(p)
     _feedback_options(p)
+    _dense_options(p)
     _ray_options(p, "search the topics in parallel (the run file is the same as without)",
                  workers="chunks of topics (default: the cluster's CPUs)")  # fmt: skip
     p.set_defaults(handler=cmd_search)
@@ -64,9 +66,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     from clir_toolkit.search import search_to_run
     from clir_toolkit.translate.pipeline import build_queries
 
+    if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
+        raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
     language = read_index_info(args.index).language
     translation = _translation(args)
-    queries = build_queries(_read_topics(args), translation, language)
+    topics = _read_topics(args)
+    # --dense encodes the topics' own text: no translation to build
+    queries = [] if args.dense else build_queries(topics, translation, language)
     options = {
         "hits": args.hits,
         "k1": args.k1,
@@ -76,7 +82,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         "progress": not args.quiet,
         "feedback": _feedback(args),
     }
-    if args.ray is not None:
+    if args.dense or args.hybrid:
+        stats = _dense_search(args, topics, queries, options)
+    elif args.ray is not None:
         from clir_toolkit.distributed.search import search_to_run_on_ray
 
         cluster, worker_env = _ray_cluster(args)
@@ -92,6 +100,31 @@ def cmd_search(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _dense_search(
+    args: argparse.Namespace, topics: list, queries: list, options: dict[str, Any]
+) -> Any:
+    """``--dense`` or ``--hybrid``: the dense run alone, or fused with the BM25 run."""
+    from clir_toolkit.search.dense import dense_search_to_run, hybrid_search_to_run
+
+    if args.dense and args.hybrid:
+        raise UsageError("choose one of --dense (the dense run alone) and --hybrid (fused)")
+    if args.ray is not None:
+        raise UsageError("--dense and --hybrid search here only, not with --ray")
+    dense = {
+        "encoder": args.encoder, "model": args.model, "approximate": args.approximate,
+        "ef_search": args.ef_search,
+    }  # fmt: skip
+    if args.dense:
+        return dense_search_to_run(
+            args.index, topics, args.output, hits=options["hits"], tag=options["tag"],
+            progress=options["progress"], **dense,
+        )  # fmt: skip
+    return hybrid_search_to_run(
+        args.index, queries, topics, args.output, hybrid_weight=args.hybrid_weight,
+        threads=args.threads, **dense, **options,
+    )  # fmt: skip
 
 
 def cmd_translate(args: argparse.Namespace) -> int:

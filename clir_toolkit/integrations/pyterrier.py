@@ -30,6 +30,10 @@ The DataFrame columns follow PyTerrier's conventions:
     in: ``qid``, ``query`` and, when a translator ran, ``clir_query``. Out: one row per
     retrieved document, the query columns followed by ``docno``, ``score`` (BM25) and
     ``rank`` (from 0, as in PyTerrier; a TREC run numbers from 1), best first.
+:class:`ClirDenseRetriever` (a retriever)
+    in: ``qid`` and the English query (``query_0`` when present, otherwise ``query``). Out:
+    one row per retrieved document, ``docno``, ``score`` (the cosine) and ``rank``, as
+    ``clir search --dense`` ranks them over the index's stored vectors.
 :class:`ClirReranker` (a reranker and an ``Estimator``)
     in: ``qid``, ``docno``, ``score`` and the query text: ``query_0`` when present (after
     :class:`ClirTranslator`, the English query the reranker was trained with), otherwise
@@ -212,6 +216,64 @@ class ClirRetriever(pt.Transformer):
                 yield query
             else:
                 yield ct.StructuredQuery.plain(qid, text)
+
+
+class ClirDenseRetriever(pt.Transformer):
+    """Exact cosine search over the vectors stored with an index (``clir index --dense``):
+    the search of ``clir search --dense``.
+
+    The query text is ``query_0`` when present (after :class:`ClirTranslator`, the English
+    query: the multilingual encoder needs no translation), otherwise ``query``. ``encoder``
+    and ``model`` are those of :func:`clir_toolkit.dense_search_to_run` (default: the encoder
+    that made the index's vectors; another is one :class:`ClirError`). Out: one row per
+    retrieved document with ``docno``, ``score`` (the cosine) and ``rank`` (from 0), ranked
+    as ``clir search --dense`` ranks them.
+    """
+
+    def __init__(
+        self,
+        index: str | Path,
+        *,
+        hits: int = DEFAULT_HITS,
+        encoder: str | None = None,
+        model: str | Path | None = None,
+    ) -> None:
+        if isinstance(hits, bool) or not isinstance(hits, int) or hits < 1:
+            raise UsageError(f"hits must be a whole number of at least 1 (got {hits!r})")
+        self.index = Path(index)
+        self.hits = hits
+        self._searcher = ct.DenseSearcher(self.index, encoder, model)
+
+    def __repr__(self) -> str:
+        return (
+            f"ClirDenseRetriever({self.index.name}, {self._searcher.encoder.name}, top {self.hits})"
+        )
+
+    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
+        _require(inp, ("qid", "query"), "ClirDenseRetriever")
+        column = "query_0" if "query_0" in inp.columns else "query"
+        if "docno" in inp.columns:  # results of an earlier stage: search their queries again
+            inp = inp[[*pt.model.query_columns(inp)]].drop_duplicates("qid")
+        topics = [
+            ct.Topic(qid, text)
+            for qid, text in zip(_ids(inp, "qid"), _texts(inp, column), strict=True)
+        ]
+        positions: list[int] = []
+        docnos: list[str] = []
+        scores: list[float] = []
+        ranks: list[int] = []
+        found = self._searcher.batch_search(topics, self.hits)
+        for position, (_, hits) in enumerate(found):
+            for rank, hit in enumerate(hits, start=pt.model.FIRST_RANK):
+                positions.append(position)
+                docnos.append(hit.docid)
+                scores.append(hit.score)
+                ranks.append(rank)
+        out = inp.iloc[positions].reset_index(drop=True)
+        out["docno"] = pd.Series(docnos, dtype=object)
+        out["score"] = pd.Series(scores, dtype="float64")
+        out["rank"] = pd.Series(ranks, dtype="int64")
+        return out
 
 
 class ClirReranker(pt.Estimator):

