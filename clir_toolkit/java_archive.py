@@ -100,8 +100,8 @@ def build_class_archive(force: bool = False) -> Path:
     docstring), unless a matching one is there already (``force``: make it again).
 
     The archive is written beside the data the toolkit caches, under a name that records
-    the runtime and the class path it fits; archives made for others are removed. Returns
-    its path.
+    the runtime and the class path it fits, so that several installations (virtual
+    environments) sharing that directory each keep their own. Returns its path.
     """
     target = jvm.class_archive_path()
     if target.is_file() and not force:
@@ -127,9 +127,6 @@ def build_class_archive(force: bool = False) -> Path:
             os.replace(made, target)
         except OSError as exc:
             raise output_error(target, exc) from None
-    for other in target.parent.glob("anserini-*.jsa"):
-        if other != target:
-            other.unlink(missing_ok=True)
     return target
 
 
