@@ -45,7 +45,13 @@ from clir_toolkit.index import read_index_info
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import StructuredQuery
 from clir_toolkit.search.fusion import by_query, fuse
-from clir_toolkit.search.runs import SearchStats, cyclic_gc_paused, search_rows, write_search_run
+from clir_toolkit.search.runs import (
+    SearchStats,
+    cyclic_gc_paused,
+    ranked_rows,
+    search_rows,
+    write_search_run,
+)
 from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
 from clir_toolkit.vectors import read_graph, read_vectors
 
@@ -254,17 +260,8 @@ def dense_rows(
         {"hits": hits, "ef_search": ef_search}, [BM25_PARAMS["hits"], DENSE_PARAMS["ef_search"]]
     )
     searcher = DenseSearcher(index, encoder, model, approximate=approximate, ef_search=ef_search)
-    rows: list[RunRow] = []
-    empty: list[str] = []
     with cyclic_gc_paused():
-        for qid, found in searcher.batch_search(topics, hits, progress):
-            if not found:
-                empty.append(qid)
-            rows.extend(
-                RunRow(qid, hit.docid, rank, hit.score, tag)
-                for rank, hit in enumerate(found, start=1)
-            )
-    return rows, empty
+        return ranked_rows(searcher.batch_search(topics, hits, progress), tag)
 
 
 def dense_search_to_run(

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import RunRow, Topic, write_run
@@ -84,15 +84,25 @@ def search_rows(
         raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
     if hits < 1:
         raise UsageError(f"--hits must be at least 1 (got {hits})")
+    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
+        return ranked_rows(
+            searcher.batch_search(queries, hits, structure, progress, feedback), tag
+        )
+
+
+def ranked_rows(
+    results: Iterable[tuple[str, Sequence[Any]]], tag: str
+) -> tuple[list[RunRow], list[str]]:
+    """A run's rows from ``(qid, hits best first)`` pairs (each hit with ``docid`` and
+    ``score``), ranked from 1; and the ids of the queries that found nothing."""
     rows: list[RunRow] = []
     empty: list[str] = []
-    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
-        for qid, found in searcher.batch_search(queries, hits, structure, progress, feedback):
-            if not found:
-                empty.append(qid)
-            rows.extend(
-                RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
-            )
+    for qid, found in results:
+        if not found:
+            empty.append(qid)
+        rows.extend(
+            RunRow(qid, h.docid, rank, h.score, tag) for rank, h in enumerate(found, start=1)
+        )
     return rows, empty
 
 
