@@ -26,7 +26,6 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +52,11 @@ from clir_toolkit.formats import (
     write_topics_tsv,
 )
 from clir_toolkit.formats.checks import composed
-from clir_toolkit.index import IndexInfo, read_index_info
+from clir_toolkit.index import IndexInfo, read_index_info, write_sidecar
 from clir_toolkit.resources.dictionary.phrases import normalise_phrase
 from clir_toolkit.resources.dictionary.tsv import read_dictionary_tsv
 from clir_toolkit.resources.embeddings import load_vec, save_vec
+from clir_toolkit.vectors import DenseRecord
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -630,13 +630,25 @@ index_infos = st.sampled_from(_SIDECAR_ANALYSES).flatmap(lambda analysis: st.bui
     store_raw=st.booleans(),
     created_by=st.text(max_size=20),
     seconds=st.floats(0, 1e6),
+    shards=st.integers(1, 64),
+    dense=st.none() | st.builds(
+        DenseRecord,
+        encoder=st.sampled_from(["use-m3", "e5-small"]),
+        fingerprint=st.text("0123456789abcdef", min_size=16, max_size=16),
+        dim=st.integers(1, 4096),
+        documents=st.integers(0, 10**9),
+        max_chars=st.integers(1, 10**6),
+        file=st.just("dense-0123456789abcdef.npz"),
+        hnsw=st.sampled_from([0, 16, 32]),
+    ),
 ))
 
 
 @given(info=index_infos)
 def test_index_sidecar_round_trip(info: IndexInfo) -> None:
+    """What `clir index` writes in a sidecar is what searches read back."""
     with scratch() as directory:
-        put(directory, "clir-index.json", json.dumps(asdict(info), indent=2))
+        write_sidecar(directory, info)
         assert read_index_info(directory) == info
 
 
