@@ -400,6 +400,16 @@ def test_damaged_lucene_index_is_one_line(
     assert not (tmp_path / "r.trec").exists()
 
 
+def index_with_sidecar_changed(fr_index: Path, tmp_path: Path, change: dict[str, object]) -> Path:
+    """A copy of ``fr_index`` whose sidecar has the fields of ``change`` written over it."""
+    index = tmp_path / "idx"
+    shutil.copytree(fr_index, index)
+    values = json.loads((index / SIDECAR).read_text())
+    values.update(change)
+    (index / SIDECAR).write_text(json.dumps(values))
+    return index
+
+
 @pytest.mark.parametrize("change", [
     {"documents": "twelve"}, {"store_raw": "no"}, {"language": 5}, {"seconds": None},
     {"analyzer_kind": "magic"}, {"documents": 1.5}, {"unknown_field": 1},
@@ -407,11 +417,7 @@ def test_damaged_lucene_index_is_one_line(
 def test_index_sidecar_with_wrong_types_is_one_line(
     fr_index: Path, tmp_path: Path, change: dict[str, object]
 ) -> None:
-    index = tmp_path / "idx"
-    shutil.copytree(fr_index, index)
-    values = json.loads((index / SIDECAR).read_text())
-    values.update(change)
-    (index / SIDECAR).write_text(json.dumps(values))
+    index = index_with_sidecar_changed(fr_index, tmp_path, change)
     result = run_clir("search", "--index", str(index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.trec"))
     assert_one_line_error(result, "rebuild the index")
@@ -607,11 +613,7 @@ def test_a_document_id_too_long_for_lucene_is_one_line_with_its_line(tmp_path: P
 def test_an_index_sidecar_the_toolkit_did_not_write_is_one_line(
     fr_index: Path, tmp_path: Path, change: dict[str, object], message: str
 ) -> None:
-    index = tmp_path / "idx"
-    shutil.copytree(fr_index, index)
-    values = json.loads((index / SIDECAR).read_text())
-    values.update(change)
-    (index / SIDECAR).write_text(json.dumps(values))
+    index = index_with_sidecar_changed(fr_index, tmp_path, change)
     output = tmp_path / "r.trec"
     result = run_clir("search", "--index", str(index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(output))
