@@ -21,8 +21,12 @@ has made one (:mod:`clir_toolkit.java_archive`), halves the JVM's start-up.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
+import threading
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -289,7 +293,8 @@ def start() -> None:
         jnius_config.add_options = add_options
         jnius_config.add_options(*options, *_archive_options())
     try:
-        from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
+        with signals_held():
+            from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
         # A runtime that is there but refuses to start says why; only a missing or broken
         # runtime (no bin/java to ask, or one that starts alone) gets the install hint.
@@ -305,6 +310,31 @@ def start() -> None:
         ) from exc
     _started = True
     set_log_level("WARN")
+
+
+#: The signals that end a command (:func:`clir_toolkit.cli.signals_as_exceptions`).
+_ENDING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while the JVM starts; one that came meanwhile
+    raises as soon as the block ends, in the command's own code.
+
+    pyserini sets the class path inside a bare ``try: ... except: pass``: an interrupt
+    there was swallowed, the JVM then started without Anserini's jar, and the command went
+    on to fail with ``NoClassDefFoundError`` instead of stopping (seen once in a CI run of
+    an interrupted ``clir run --force``). The JVM's own threads, created meanwhile, inherit
+    the mask: with ``-Xrs`` they have no use for these signals, which then always reach a
+    Python thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread runs signal handlers
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @cache

@@ -228,6 +228,22 @@ def test_sigterm_during_a_command_is_reported_as_interrupted(tmp_path: Path) -> 
     assert result.stderr.strip() == "clir: interrupted"
 
 
+def test_ctrl_c_while_the_command_imports_is_one_line_not_a_traceback() -> None:
+    """Ctrl-C in the first moments, while the command's modules (numpy, Lucene's helpers)
+    are imported to build its parser: `clir: interrupted`, exit 130."""
+    code = (
+        "import os, signal, sys\n"
+        "import clir_toolkit.cli.evaluate as command\n"
+        "import clir_toolkit.cli as cli\n"
+        "def register(*args):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "command.register = register\n"
+        "sys.exit(cli.main(['eval', '--qrels', 'q', 'r']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (130, "clir: interrupted\n")
+
+
 def test_clir_search_defaults_are_the_librarys() -> None:
     """A bare `clir search` translates, searches and feeds back as the library's defaults do
     (one declaration per option: flags, defaults and choices are generated from it)."""

@@ -194,7 +194,10 @@ def _wait_for(found: Any, process: subprocess.Popen[str], what: str) -> None:
     """Wait until ``found()`` is true (the command still running)."""
     deadline = time.monotonic() + 300
     while not found():
-        assert process.poll() is None, f"the training ended before {what}"
+        if process.poll() is not None:
+            _, stderr = process.communicate()
+            raise AssertionError(f"the training ended (exit {process.returncode}) before {what}: "
+                                 f"{stderr}")
         assert time.monotonic() < deadline, f"no sign of {what} in 300 s"
         time.sleep(0.05)
 

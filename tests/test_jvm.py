@@ -167,3 +167,38 @@ def test_a_damaged_class_archive_costs_speed_not_a_word(
     assert searched.stderr == "" and searched.stdout == ""
     assert run.stat().st_size > 0
 
+
+
+INTERRUPT_WHILE_PYSERINI_SETS_THE_CLASS_PATH = """
+import os, signal, sys
+import pyserini.setup
+from clir_toolkit import jvm
+
+original = pyserini.setup.configure_classpath
+
+def interrupted(*args):  # Ctrl-C arrives just as pyserini starts to set the class path
+    os.kill(os.getpid(), signal.SIGINT)
+    return original(*args)
+
+pyserini.setup.configure_classpath = interrupted
+try:
+    jvm.start()
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+print(jvm.java_class("io.anserini.index.IndexCollection").__name__)
+"""
+
+
+def test_ctrl_c_while_java_starts_interrupts_and_leaves_anserini_on_the_class_path() -> None:
+    """pyserini sets the class path inside a bare ``except: pass``: a Ctrl-C there was
+    swallowed, the JVM started without Anserini's jar, and the interrupted command went on
+    to fail with ``NoClassDefFoundError`` (a CI run of ``clir run --force``). The signal is
+    now held while Java starts and raises right after."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", INTERRUPT_WHILE_PYSERINI_SETS_THE_CLASS_PATH],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    expected = ["interrupted", "io.anserini.index.IndexCollection"]
+    assert result.stdout.split() == expected, result.stderr

@@ -183,8 +183,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     # Only the command being run is registered in full: `clir --help` imports none of them.
     chosen = chosen_command(words)
-    parser = build_parser(only=[chosen] if chosen else [])
-    args = parser.parse_args(words)
+    try:
+        parser = build_parser(only=[chosen] if chosen else [])
+        args = parser.parse_args(words)
+    except KeyboardInterrupt:  # Ctrl-C while the command's modules are still importing
+        print("clir: interrupted", file=sys.stderr)
+        return 130
     try:
         with signals_as_exceptions():
             check_outputs(args)  # before any work: an output must not destroy an input
