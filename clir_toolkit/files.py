@@ -466,21 +466,52 @@ def scratch(path: str | Path) -> Iterator[Path]:
         yield tmp
 
 
+#: Finds the first entry of an earlier output directory that its writer did not make (a
+#: user's file put there), or None: see :func:`check_only_ours`.
+ForeignEntry = Callable[[Path], Path | None]
+
+
+def check_only_ours(path: str | Path, marker: str, what: str, foreign: ForeignEntry) -> None:
+    """Refuse, in one line and touching nothing, to replace an earlier output ``path`` (a
+    directory holding ``marker``) that holds an entry ``foreign`` says its writer did not
+    make: the replacement removes the old directory whole, and a user's file put there
+    would be lost with it."""
+    target = absolute(path)
+    if target.is_symlink() or not (target / marker).is_file():
+        return  # not an earlier output: check_replaceable's rules apply
+    entry = foreign(target)
+    if entry is not None:
+        kind = "directory" if entry.is_dir() and not entry.is_symlink() else "file"
+        raise OutputError(
+            f"{path}: holds the {kind} {entry.relative_to(target)}, which is not part of "
+            f"{what}; nothing was changed (move it out, or choose another path)"
+        )
+
+
 @contextlib.contextmanager
-def atomic_directory(path: str | Path, *, marker: str, what: str) -> Iterator[Path]:
+def atomic_directory(
+    path: str | Path, *, marker: str, what: str, foreign: ForeignEntry | None = None
+) -> Iterator[Path]:
     """Yield an empty temporary directory; it replaces ``path`` if the block succeeds.
 
     ``marker`` is the file that identifies our own output of this kind (``what``, for
     messages): ``path`` is replaced only if it is missing, empty or holds ``marker`` — see
-    :func:`check_replaceable`. The directory's lock is held throughout, an interrupted
-    earlier replacement is recovered first, and a previous ``path`` is removed only after
-    the new one is in place.
+    :func:`check_replaceable` — and, given ``foreign``, holds nothing else than what its
+    writer made (:func:`check_only_ours`). The directory's lock is held throughout, an
+    interrupted earlier replacement is recovered first, and a previous ``path`` is removed
+    only after the new one is in place.
     """
     target = absolute(path)
-    check_replaceable(path, marker, what)
+
+    def check() -> None:
+        check_replaceable(path, marker, what)
+        if foreign is not None:
+            check_only_ours(path, marker, what, foreign)
+
+    check()
     with directory_lock(target):
         recover_directory(target, locked=True)
-        check_replaceable(path, marker, what)  # the recovery may have put an old one back
+        check()  # under the lock; the recovery may have put an old one back
         with scratch(target) as tmp:
             yield tmp
             try:

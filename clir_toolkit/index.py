@@ -39,7 +39,7 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit import __version__, jvm
+from clir_toolkit import __version__, files, jvm
 from clir_toolkit.analysis import (
     ANALYZER_KINDS,
     AnalyzerSpec,
@@ -378,17 +378,7 @@ def check_only_ours(index_path: str | Path) -> None:
     """Refuse, in one line and touching nothing, to replace an index directory that holds
     anything besides what ``clir index`` wrote (:func:`foreign_entry`): the replacement
     removes the old directory whole, and a user's file put there would be lost with it."""
-    target = absolute(index_path)
-    if target.is_symlink() or not (target / SIDECAR).is_file():
-        return  # not an earlier index: check_replaceable's rules apply
-    foreign = foreign_entry(target)
-    if foreign is not None:
-        kind = "directory" if foreign.is_dir() and not foreign.is_symlink() else "file"
-        raise OutputError(
-            f"{index_path}: holds the {kind} {foreign.relative_to(target)}, which 'clir index' "
-            "did not write; nothing was changed (move it out of the index, or choose another "
-            "--index)"
-        )
+    files.check_only_ours(index_path, SIDECAR, INDEX_KIND, foreign_entry)
 
 
 def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> None:
@@ -495,10 +485,11 @@ def build_index(
     threads = threads or os.cpu_count() or 1
     started = time.perf_counter()
     with (
-        atomic_directory(index_path, marker=SIDECAR, what=INDEX_KIND) as index_dir,
+        atomic_directory(
+            index_path, marker=SIDECAR, what=INDEX_KIND, foreign=foreign_entry
+        ) as index_dir,
         scratch(index_path) as corpus_dir,
     ):
-        check_only_ours(index_path)  # again, under the index's lock
         documents = write_normalised_corpus(
             collection, spec, corpus_dir, progress=verbose, shards=shards
         )

@@ -225,11 +225,30 @@ def test_rebuild_is_byte_identical_and_replaces_the_directory(
 ) -> None:
     first = build(man_root, tmp_path / "first")
     second = build(man_root, tmp_path / "second")
-    (second / "stale.txt").write_text("from an older build")
+    # What builders and the toolkit's caches write, from an older build: replaced.
+    (second / "topics.extra.tsv").write_text("from an older build")
+    (second / ".cache" / "rerank").mkdir(parents=True)
     build(man_root, second)
     assert sorted(p.name for p in second.iterdir()) == sorted(FILES)
     for name in FILES:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("users", ["notes.txt", "runs/bm25.trec"])
+def test_rebuilding_refuses_a_collection_holding_a_users_file(
+    man_root: Path, tmp_path: Path, users: str
+) -> None:
+    """A rebuild replaces the directory whole: a file the user put in the collection would
+    be lost with it, so the rebuild is refused, naming it, and nothing is changed."""
+    out = build(man_root, tmp_path / "c")
+    (out / users).parent.mkdir(exist_ok=True)
+    (out / users).write_text("precious")
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    with pytest.raises(OutputError, match=f"holds the .* {users.split('/')[0]}, which is not "
+                       "part of a collection directory; nothing was changed"):  # fmt: skip
+        build(man_root, out)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+    assert (out / users).read_text() == "precious"
 
 
 def test_refuses_to_replace_a_directory_that_is_not_a_collection(

@@ -29,6 +29,37 @@ _SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]+)*")
 
 
+#: What ``clir collection build`` refuses to replace: anything that is not a collection.
+COLLECTION_KIND = "a collection directory"
+
+#: The names of the files a builder writes (older builds too): corpus, topics, qrels.
+_BUILT_FILE = re.compile(r"corpus\.[a-z.]+|topics(-human)?\..+\.tsv|qrels\..+\.txt")
+
+#: The toolkit's caches of a collection (rerank documents, an assignment's index): made
+#: again from the collection, so a rebuild may drop them.
+CACHE_DIR = ".cache"
+
+
+def foreign_entry(directory: Path) -> Path | None:
+    """The first entry (in name order) of an earlier collection directory that no builder
+    wrote, or None: a collection holds its manifest, the files the manifest lists (or that
+    builders name so: corpus, topics and qrels files) and the toolkit's :data:`CACHE_DIR`."""
+    try:
+        listed = set(json.loads((directory / MANIFEST).read_text(encoding="utf-8"))["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = set()  # a damaged manifest: only the usual names are the builders'
+    for entry in sorted(directory.iterdir()):
+        name = entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            if name != CACHE_DIR:
+                return entry
+        elif entry.is_symlink() or not (
+            name == MANIFEST or name in listed or _BUILT_FILE.fullmatch(name)
+        ):
+            return entry
+    return None
+
+
 @dataclass(frozen=True)
 class Collection:
     """Where a collection's files are, and what its manifest says."""

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.collection import MANIFEST
+from clir_toolkit.collection import COLLECTION_KIND, MANIFEST, foreign_entry
 from clir_toolkit.collection.ddtp_lists import (
     LANGUAGES,
     ListGroup,
@@ -174,7 +174,7 @@ def build_ddtp_collection(
     release_fields = {path: read_release_fields(path) for path in sorted(releases)}
     name = collection_name(lang, variant)
     out = Path(out)
-    with atomic_directory(out, marker=MANIFEST, what="a collection directory") as tmp:
+    with atomic_directory(out, marker=MANIFEST, what=COLLECTION_KIND, foreign=foreign_entry) as tmp:
         write_corpus_jsonl(tmp / "corpus.jsonl", docs)
         for split, split_queries in by_split.items():
             write_topics_tsv(

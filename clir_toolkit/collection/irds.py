@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.collection import MANIFEST
+from clir_toolkit.collection import COLLECTION_KIND, MANIFEST, foreign_entry
 from clir_toolkit.collection.irds_families import SPLITS, IrdsPlan, hashed_split, resolve
 from clir_toolkit.collection.irds_reader import (
     IrdsReader,
@@ -51,7 +51,7 @@ from clir_toolkit.collection.irds_reader import (
     quiet_ir_datasets,
 )
 from clir_toolkit.errors import ClirError, FormatError, UsageError
-from clir_toolkit.files import atomic_directory, check_replaceable, sha256_file
+from clir_toolkit.files import atomic_directory, check_only_ours, check_replaceable, sha256_file
 from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv
 
 __all__ = ["IrdsSummary", "build_irds_collection", "format_summary"]
@@ -109,14 +109,17 @@ def build_irds_collection(
     if limit_docs is not None and limit_docs < 1:
         raise UsageError(f"--limit-docs must be a positive number of documents, not {limit_docs}")
     out = Path(out)
-    check_replaceable(out, MANIFEST, "a collection directory")
+    check_replaceable(out, MANIFEST, COLLECTION_KIND)
+    check_only_ours(out, MANIFEST, COLLECTION_KIND, foreign_entry)
     irds = import_ir_datasets()
     reader = IrdsReader(irds, plan)
     offline = contextlib.nullcontext() if download else downloads_refused(irds)
     with offline, quiet_ir_datasets():
         judged = _read_topics_and_qrels(reader, plan)
         splits = judged.splits
-        with atomic_directory(out, marker=MANIFEST, what="a collection directory") as tmp:
+        with atomic_directory(
+            out, marker=MANIFEST, what=COLLECTION_KIND, foreign=foreign_entry
+        ) as tmp:
             judged_docs = {qrel.docid for qrel in judged.qrels}
             documents, judged_found, empty = _write_corpus(
                 reader, plan, tmp / "corpus.jsonl", judged_docs, progress, limit_docs
