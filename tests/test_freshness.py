@@ -128,3 +128,39 @@ def test_a_sidecar_of_an_older_format_is_not_fresh(tmp_path: Path) -> None:
     record = json.loads(sidecar.read_text(encoding="utf-8"))
     sidecar.write_text(json.dumps({**record, "format": "clir-toolkit-fresh/2"}), "utf-8")
     assert not is_fresh(run, key, RUN_CODE)
+
+
+def test_the_dictionary_cache_is_remade_when_its_parser_or_source_changes(
+    package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clir_toolkit.resources.dictionary import freedict
+    from tests.test_resources_dictionary import ENG_FRA, write_dictd
+
+    monkeypatch.setenv("CLIR_DATA", str(tmp_path / "clir-data"))
+    parsed: list[str] = []
+    parse = freedict._freedict_phrases
+
+    def counting(pair: str, directory: Path) -> dict[str, list[str]]:
+        parsed.append(pair)
+        return parse(pair, directory)
+
+    monkeypatch.setattr(freedict, "_freedict_phrases", counting)
+
+    def load() -> None:
+        freedict._load_freedict.cache_clear()
+        freedict.load_freedict("eng-fra", tmp_path / "dict")
+
+    write_dictd(tmp_path / "dict", "eng-fra", ENG_FRA)
+    load()
+    load()
+    assert len(parsed) == 1  # cached
+    edit_docs(package / "resources" / "dictionary" / "freedict.py")
+    load()
+    assert len(parsed) == 1  # a docstring is not the parser
+    edit_code(package / "resources" / "dictionary" / "dictd.py")  # read by the parser
+    load()
+    assert len(parsed) == 2
+    write_dictd(tmp_path / "dict", "eng-fra", [*ENG_FRA, "mouse /maʊs/\nsouris\n"])
+    load()
+    assert len(parsed) == 3
+    freedict._load_freedict.cache_clear()
