@@ -164,3 +164,20 @@ def test_the_dictionary_cache_is_remade_when_its_parser_or_source_changes(
     load()
     assert len(parsed) == 3
     freedict._load_freedict.cache_clear()
+
+
+def test_collected_text_is_collected_again_when_its_code_changes(
+    package: Path, tmp_path: Path
+) -> None:
+    from clir_toolkit.translate.embed_cache import cached_text
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "contents": "Une ligne de texte"}\n', encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = cached_text("qaa", [corpus], None, cache)
+    edit_docs(package / "translate" / "embed_text.py")
+    assert cached_text("qaa", [corpus], None, cache) == first
+    edit_code(package / "translate" / "embed_text.py")
+    again = cached_text("qaa", [corpus], None, cache)
+    assert again != first and not first.exists()  # the superseded entry is removed
+    assert again.read_text(encoding="utf-8") == "Une ligne de texte\n"
