@@ -181,3 +181,24 @@ def test_collected_text_is_collected_again_when_its_code_changes(
     again = cached_text("qaa", [corpus], None, cache)
     assert again != first and not first.exists()  # the superseded entry is removed
     assert again.read_text(encoding="utf-8") == "Une ligne de texte\n"
+
+
+def test_encoded_documents_are_encoded_again_when_the_encoding_code_changes(
+    package: Path, tmp_path: Path
+) -> None:
+    from clir_toolkit.rerank.documents import DocumentEncoder
+    from clir_toolkit.rerank.vocabulary import Vocabulary
+    from tests.conftest import TINY_FR
+
+    vocabulary = Vocabulary.build([["ls", "fichiers"]], "fr")
+    cache = tmp_path / "cache"
+
+    def cache_path() -> Path:
+        return DocumentEncoder(TINY_FR / "corpus.jsonl", vocabulary, 12, cache).cache_path
+
+    first = cache_path()
+    edit_docs(package / "rerank" / "vocabulary.py")
+    edit_code(package / "rerank" / "losses" / "sosl.py")  # not how documents are encoded
+    assert cache_path() == first
+    edit_code(package / "rerank" / "vocabulary.py")
+    assert cache_path() != first
