@@ -1,26 +1,45 @@
 """When a file made earlier can be reused: its inputs, its parameters and the code that made it.
 
-``clir run`` and ``make demo`` make runs, translated queries and models that take minutes
-to hours; they are reused on the next run only when nothing they depend on changed. What a
-file depends on is hashed into a *key* by the step that makes it (:func:`digest` of its
-settings and the sha256 of its input files); the toolkit's own source code
-(:func:`source_fingerprint`) is always part of it, so a fixed analyzer or a changed model
-makes every result again, even when the version number did not change. A file is fresh
-when the sidecar ``<file>.json`` beside it (:func:`mark_fresh`) records the same key, the
-same code and the file's own sha256 (a file edited or truncated afterwards is not fresh).
+``clir run`` and ``clir demo`` make runs, translated queries and models that take minutes
+to hours, and the toolkit caches what is slow to remake (parsed dictionaries, collected
+text, encoded documents); each is reused only while nothing it depends on changed. This
+module is the one rule for all of them:
+
+* **Inputs and settings** are hashed into a *key* by the step that makes the file
+  (:func:`digest` of its settings and of the sha256 of its input files).
+* **Code** is hashed by :func:`code_fingerprint`: the modules a product declares it depends
+  on and every module of the toolkit they import, directly or not, found by reading their
+  import statements. Each module is hashed as its syntax tree without docstrings (comments
+  are not in the tree), so editing a comment or a docstring remakes nothing, while a
+  change to the code of any of those modules remakes the file. Code of the toolkit a
+  product does not import (the command line, the report writers, another reranker) is not
+  part of it. A product that declares nothing depends on every module of the toolkit
+  (:func:`source_fingerprint`), the conservative choice.
+* A file is **fresh** when the sidecar ``<file>.json`` beside it (:func:`mark_fresh`)
+  records the same key, the same code fingerprint and the file's own sha256 (a file edited
+  or truncated afterwards is not fresh). A cache whose entries are found by name names
+  them by :func:`cache_key` of the same key and code instead.
+
+Code loaded by name (``importlib``, plug-ins' entry points) is not followed: a product that
+runs such code lists its module among the modules it declares.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-FRESHNESS_FORMAT = "clir-toolkit-fresh/2"
-"""The ``format`` of a sidecar (version 1 did not record the code; its files are remade)."""
+FRESHNESS_FORMAT = "clir-toolkit-fresh/3"
+"""The ``format`` of a sidecar. Version 1 did not record the code; version 2 hashed every
+byte of every module. Files with an older sidecar are not fresh: they are made once again."""
+
+PACKAGE = Path(__file__).resolve().parent
+"""The toolkit's own package directory, whose code :func:`code_fingerprint` hashes."""
 
 
 def digest(payload: Any) -> str:
@@ -29,33 +48,144 @@ def digest(payload: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def code_fingerprint(modules: Sequence[str] | None = None, package: Path | None = None) -> str:
+    """SHA-256 of the code ``modules`` run: theirs and that of every module of ``package``
+    they import, directly or not, each without its docstrings and comments.
+
+    ``modules`` are dotted names (``"clir_toolkit.search"``; a package stands for its
+    ``__init__``); None means every module of the package. ``package`` is the toolkit's own
+    by default; another directory is read as a package of that name (tests hash a copy).
+    """
+    root = (package or PACKAGE).resolve()
+    files = _module_files(root)
+    sources = {name: path.read_bytes() for name, path in files.items()}
+    names = sources.keys() if modules is None else _closure(files, sources, modules)
+    total = hashlib.sha256()
+    for name in sorted(names):
+        total.update(f"{name}\0{_parse(sources[name]).digest}\0".encode())
+    return total.hexdigest()
+
+
 def source_fingerprint(package: Path | None = None) -> str:
-    """SHA-256 over the source files (``*.py``) under ``package``, by path; by default the
-    toolkit's own, computed once per process (the code does not change under a command)."""
-    if package is None:
-        return _own_fingerprint()
-    return _fingerprint(package)
+    """:func:`code_fingerprint` of every module of ``package``: the code of a product that
+    does not declare what it depends on."""
+    return code_fingerprint(None, package)
+
+
+def _module_files(root: Path) -> dict[str, Path]:
+    """Every module of the package at ``root``, by dotted name (``pkg.sub`` for
+    ``pkg/sub/__init__.py`` and for ``pkg/sub.py``)."""
+    files = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        files[".".join((root.name, *parts))] = path
+    return files
+
+
+def _closure(
+    files: Mapping[str, Path], sources: Mapping[str, bytes], modules: Iterable[str]
+) -> set[str]:
+    """``modules`` and every module of the package they import, directly or not.
+
+    ``import a.b`` and ``from a import b`` name the module ``a.b`` where there is one, and
+    ``a`` otherwise; relative imports are read from the importing module's package.
+    """
+    unknown = sorted(set(modules) - files.keys())
+    if unknown:
+        raise ValueError(f"no module {', '.join(unknown)} in the package")
+    seen: set[str] = set()
+    waiting = list(modules)
+    while waiting:
+        name = waiting.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        package = name if files[name].name == "__init__.py" else name.rpartition(".")[0]
+        for module, level, names in _parse(sources[name]).imports:
+            if level:
+                parent = package.rsplit(".", level - 1)[0]
+                module = f"{parent}.{module}" if module else parent
+            found = [module, *(f"{module}.{imported}" for imported in names)]
+            waiting.extend(found_name for found_name in found if found_name in files)
+    return seen
+
+
+class _Code(NamedTuple):
+    """What :func:`code_fingerprint` needs of one module's source."""
+
+    digest: str
+    """SHA-256 of its syntax tree without docstrings."""
+    imports: tuple[tuple[str, int, tuple[str, ...]], ...]
+    """Its import statements that run: (module, level of a relative import, names)."""
 
 
 @functools.cache
-def _own_fingerprint() -> str:
-    return _fingerprint(Path(__file__).resolve().parent)
+def _parse(source: bytes) -> _Code:
+    """The code of a module's source, parsed once per process for each distinct text.
+
+    The digest is that of the syntax tree (no comments, no line numbers) with every
+    docstring removed: a string standing alone as a statement — the first of a module, class
+    or function, or one documenting an attribute — which does nothing when run. Imports
+    under ``if TYPE_CHECKING:`` are left out: they never run.
+    """
+    tree = ast.parse(source)
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    for node in _run_time_nodes(tree):
+        if isinstance(node, ast.Import):
+            imports.extend((alias.name, 0, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names = tuple(alias.name for alias in node.names)
+            imports.append((node.module or "", node.level, names))
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list):
+                statements[:] = [s for s in statements if not _is_docstring(s)]
+    return _Code(hashlib.sha256(ast.dump(tree).encode("utf-8")).hexdigest(), tuple(imports))
 
 
-def _fingerprint(root: Path) -> str:
-    total = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        total.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
-        total.update(hashlib.sha256(path.read_bytes()).digest())
-    return total.hexdigest()
+def _run_time_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:``."""
+    waiting = [tree]
+    while waiting:
+        node = waiting.pop()
+        yield node
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            waiting.extend(node.orelse)
+        else:
+            waiting.extend(ast.iter_child_nodes(node))
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _is_docstring(statement: Any) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def cache_key(key: Any, code: Sequence[str] | None = None) -> str:
+    """The name of a cache entry found by name: :func:`digest` of ``key`` (its inputs and
+    settings), of the code of the modules ``code`` and of the rule's format, so that a change
+    of any of them selects another entry instead of reusing a stale one."""
+    return digest({"format": FRESHNESS_FORMAT, "key": key, "code": code_fingerprint(code)})
 
 
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
-def is_fresh(path: Path, key: str) -> bool:
-    """Whether ``path`` was made from inputs hashing to ``key`` by this code, unchanged since."""
+def is_fresh(path: Path, key: str, code: Sequence[str] | None = None) -> bool:
+    """Whether ``path`` was made from inputs hashing to ``key`` by the same code of the
+    modules ``code`` (see :func:`code_fingerprint`), unchanged since."""
     from clir_toolkit.files import sha256_file
 
     sidecar = _sidecar(path)
@@ -69,19 +199,22 @@ def is_fresh(path: Path, key: str) -> bool:
         isinstance(record, dict)
         and record.get("format") == FRESHNESS_FORMAT
         and record.get("key") == key
-        and record.get("code") == source_fingerprint()
+        and record.get("code") == code_fingerprint(code)
         and record.get("sha256") == sha256_file(path)
     )
 
 
-def mark_fresh(path: Path, key: str, extra: Mapping[str, Any] | None = None) -> None:
+def mark_fresh(
+    path: Path, key: str, extra: Mapping[str, Any] | None = None, code: Sequence[str] | None = None
+) -> None:
     """Write the sidecar of ``path`` (see :func:`is_fresh`), with ``extra`` facts to keep."""
     from clir_toolkit.files import atomic_write, sha256_file
 
     record = {
         "format": FRESHNESS_FORMAT,
         "key": key,
-        "code": source_fingerprint(),
+        "code": code_fingerprint(code),
+        "code_of": sorted(code) if code is not None else "every module",
         "sha256": sha256_file(path),
         **(extra or {}),
     }

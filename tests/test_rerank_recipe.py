@@ -19,6 +19,7 @@ from clir_toolkit.experiments.context import Workspace
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.rerank_table import sweep_recipes
 from clir_toolkit.experiments.runner import run_recipes
+from clir_toolkit.experiments.search_runner import RUN_CODE
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import is_fresh
 from clir_toolkit.rerank.model_file import load_model
@@ -243,7 +244,9 @@ def test_rerank_recipes_write_runs_models_and_results(workspace: Workspace, tmp_
     first = load_recipe(paths[0])
     for split in ("train", "dev", "test"):
         assert is_fresh(
-            workspace.run(first, "fr", split), _key_of(workspace.run(first, "fr", split))
+            workspace.run(first, "fr", split),
+            _key_of(workspace.run(first, "fr", split)),
+            RUN_CODE,
         )
     for name in ("dual-sosl", "eps-0", "eps-1", "knrm-mono", "knrm-mono-again"):
         for split in ("dev", "test"):
@@ -364,7 +367,7 @@ def test_a_model_made_by_other_code_is_made_again(
     made = model.stat().st_mtime_ns
     run_recipes(paths, workspace, quiet=True)
     assert model.stat().st_mtime_ns == made  # same code: reused
-    monkeypatch.setattr(freshness, "source_fingerprint", lambda package=None: "0" * 64)
+    monkeypatch.setattr(freshness, "code_fingerprint", lambda modules=None, package=None: "0" * 64)
     run_recipes(paths, workspace, quiet=True)
     assert model.stat().st_mtime_ns != made  # other code: trained again
     assert freshness.read_sidecar(model)["code"] == "0" * 64

@@ -4,14 +4,16 @@ A :class:`RunContext` is passed to every recipe runner instead of module-level s
 :class:`Workspace` (where collections, indexes, runs and models live), ``quiet``, and
 ``force`` with the time the run started. :meth:`RunContext.reusable` is the reuse rule of
 every file a run makes: fresh by :mod:`clir_toolkit.freshness` (same inputs, parameters and
-code) and, under ``clir run --force``, made by this run — so a forced run makes everything
-again, but a model or a first stage that two recipes share only once.
+code of the modules it depends on) and, under ``clir run --force``, made by this run — so a
+forced run makes everything again, but a model or a first stage that two recipes share only
+once.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,11 +67,12 @@ class RunContext:
         """A progress line on stderr, unless the run is quiet."""
         log(self.quiet, message)
 
-    def reusable(self, path: Path, key: str) -> bool:
-        """Whether to reuse ``path``: fresh for ``key`` and, under ``force``, made by this run."""
+    def reusable(self, path: Path, key: str, code: Sequence[str] | None = None) -> bool:
+        """Whether to reuse ``path``: fresh for ``key`` and the code of the modules ``code``
+        (:func:`~clir_toolkit.freshness.is_fresh`) and, under ``force``, made by this run."""
         if self.force and path.is_file() and path.stat().st_mtime < self.started:
             return False
-        return is_fresh(path, key)
+        return is_fresh(path, key, code)
 
 
 def log(quiet: bool, message: str) -> None:

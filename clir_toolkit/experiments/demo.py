@@ -19,8 +19,9 @@ packages (unless it is already there) → index it → BM25 runs on the dev spli
 → the evaluation table with paired t-tests against the untranslated run, and the reranked
 runs tested against their own first stage.
 
-A model trained before on the same inputs with the same settings is reused (the sidecar
-``<model>.json`` records what it was made from, as ``clir run`` does for recipes). A
+A model trained before on the same inputs with the same settings by the same training code
+is reused (the sidecar ``<model>.json`` records what it was made from, as ``clir run`` does
+for recipes: :mod:`clir_toolkit.freshness`). A
 collection without a train split (``--collection`` with the hand-made
 ``tests/fixtures/tiny-fr``, whose numbers mean nothing) gets the BM25 runs only.
 Progress goes to stderr; the report is returned (and printed by the command).
@@ -74,6 +75,9 @@ TUNED_RUNS = {"tuned-use-m3": 1.0, "tuned-use-m3+bm25": None}
 #: The pretrained sentence encoder of the demo, and its run.
 PRETRAINED = "use-m3"
 PRETRAINED_RUN = "use-m3+bm25"
+MODEL_CODE = ("clir_toolkit.rerank.tuned",)
+"""The code the fine-tuned model depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
+the trainer and what it imports; the demo's settings are in the model's key."""
 
 
 def run_demo(
@@ -247,7 +251,7 @@ def _trained_model(
             dev_run=dev_run,
         )
     key = _model_key(config, collection)
-    if is_fresh(config.output, key):
+    if is_fresh(config.output, key, MODEL_CODE):
         log(quiet, f"reusing {config.output} (trained with the same settings on the same files)")
         return config.output
     log(
@@ -255,17 +259,15 @@ def _trained_model(
         f"training the reranker on the train split ({config.epochs} epochs) -> {config.output}",
     )
     train_tuned(config)
-    mark_fresh(config.output, key)
+    mark_fresh(config.output, key, code=MODEL_CODE)
     return config.output
 
 
 def _model_key(config: TunedConfig, collection: Collection) -> str:
-    """What the model depends on: its settings, the content of its input files, the code
-    that reads and writes them."""
-    import hashlib
-    import json
-
+    """What the model is made from: its settings, the content of its input files and the
+    model format (its training code, :data:`MODEL_CODE`, is checked beside the key)."""
     from clir_toolkit.files import sha256_file
+    from clir_toolkit.freshness import digest
     from clir_toolkit.rerank.encoders import encoder_fingerprint
     from clir_toolkit.rerank.tuned_config import MODEL_FORMAT
 
@@ -284,8 +286,7 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
         encoder=encoder_fingerprint(config.encoder),
         format=MODEL_FORMAT,
     )
-    payload = json.dumps(settings, sort_keys=True, default=str).encode("utf-8")
-    return hashlib.sha256(payload).hexdigest()
+    return digest(settings)
 
 
 def _rerank(

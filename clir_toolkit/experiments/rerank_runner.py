@@ -7,12 +7,12 @@ directory, on the same ``collection`` family), a reranker and how it is trained 
 1. builds the collection and its index if they are missing
    (:mod:`clir_toolkit.experiments.context`);
 2. makes the first-stage runs of the train, dev and test splits, or reuses them when they
-   are present and fresh (same search options, topics, index and toolkit code: one rule
-   for every reused file, :mod:`clir_toolkit.freshness`). The train split's run
+   are present and fresh (same search options, topics, index and code of the modules a run
+   depends on: one rule for every reused file, :mod:`clir_toolkit.freshness`). The train split's run
    gives the training negatives, the dev split's the candidates for model selection;
 3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
    split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
-   trained with the same settings on the same files by the same code is there
+   trained with the same settings on the same files by the same training code is there
    (``models/<collection>/``);
    (``clir run --force`` makes runs and models again, each once per run, even when fresh);
 4. reranks the top ``depth`` candidates of the dev and test runs (what
@@ -64,6 +64,8 @@ from clir_toolkit.experiments.search_runner import (
 from clir_toolkit.freshness import digest, mark_fresh
 
 SELECTION_MEASURE = "nDCG@10"
+TRANSLATION_CODE = ("clir_toolkit.translate.pipeline", "clir_toolkit.experiments.search_runner")
+"""The code translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`)."""
 
 
 def reranker_topics(
@@ -85,11 +87,11 @@ def reranker_topics(
         return topics
     output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
     key = digest({"translation": spec.translation, "topics": sha256_file(topics), "lang": language})
-    if not context.reusable(output, key):
+    if not context.reusable(output, key, TRANSLATION_CODE):
         context.log(f"translating the {split} queries for {recipe.name} → {output}")
         options = translation_options(spec.translation)
         write_translations(output, build_queries(read_topics(topics), options, language))
-        mark_fresh(output, key)
+        mark_fresh(output, key, code=TRANSLATION_CODE)
     return output
 
 

@@ -1,5 +1,6 @@
 """Step 3 of a rerank recipe: the model it trains, or reuses when one made from the same
-inputs with the same settings by the same code is there (``models/<collection>/``).
+inputs with the same settings by the same training code (:data:`MODEL_CODE`) is there
+(``models/<collection>/``).
 
 A word-level model is trained with :func:`clir_toolkit.rerank.train.train_reranker` on the
 train split, keeping the epoch with the best dev nDCG@10; with ``pretrained``, the encoder
@@ -22,6 +23,11 @@ from clir_toolkit.experiments.recipe import Recipe, find_recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
 from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+
+MODEL_CODE = ("clir_toolkit.rerank.train", "clir_toolkit.rerank.tuned")
+"""The code a model depends on (:func:`clir_toolkit.freshness.code_fingerprint`): the two
+trainers and what they import (models, losses, encoders, tokenisers, the file format). How
+a recipe becomes settings is not: the settings themselves are in the model's key."""
 
 
 @dataclass
@@ -174,7 +180,7 @@ def train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedMo
     config = train_config(recipe, spec, language, context)
     key = _training_key(config, spec)
     output = config.output
-    if context.reusable(output, key):
+    if context.reusable(output, key, MODEL_CODE):
         context.log(f"reusing {output} (trained with the same settings on the same files)")
         return TrainedModel(output, read_sidecar(output).get("summary", {}), reused=True)
     context.log(f"training {recipe.name} on {language} → {output}")
@@ -203,5 +209,5 @@ def train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedMo
         "tie_embeddings": spec.tie_embeddings,
         "settings": {k: str(v) for k, v in dataclasses.asdict(config).items()},
     }
-    mark_fresh(output, key, {"summary": summary})
+    mark_fresh(output, key, {"summary": summary}, MODEL_CODE)
     return TrainedModel(output, summary, reused=False)

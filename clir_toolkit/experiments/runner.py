@@ -29,9 +29,10 @@ def run_recipes(
     """Run every recipe on its languages and regenerate RESULTS.md; returns its path.
 
     A file a recipe made before is reused when it is fresh (same inputs, same settings, same
-    toolkit code: :meth:`~clir_toolkit.experiments.context.RunContext.reusable`), unless
-    ``force``. With ``cluster``, the (recipe, language) jobs run in parallel on that Ray
-    cluster (:mod:`clir_toolkit.experiments.cluster_runner`), with the same outcomes.
+    code of the modules it depends on:
+    :meth:`~clir_toolkit.experiments.context.RunContext.reusable`), unless ``force``. With
+    ``cluster``, the (recipe, language) jobs run in parallel on that Ray cluster
+    (:mod:`clir_toolkit.experiments.cluster_runner`), with the same outcomes.
     """
     from clir_toolkit.experiments.results import write_results
 

@@ -5,7 +5,7 @@ Values in ``[tune]`` are chosen by nDCG@10 on the dev split (tuning runs retriev
 complete final runs), then the dev and test runs are written with the chosen values. A
 run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunContext.reusable`):
 its sidecar records the recipe file, the split's topics and the indexed collection it was
-made from, and the toolkit's code. A rerank recipe's first stage
+made from, and the code of :data:`RUN_CODE`. A rerank recipe's first stage
 (:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
 split as well.
 """
@@ -33,6 +33,10 @@ SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
 TUNE_MEASURE = "nDCG@10"
 TUNE_HITS = 20
+RUN_CODE = (__name__,)
+"""The code a first-stage run depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
+this module and what it imports — search, translation, expansion, analysis, the recipes'
+declared defaults — but not the rerankers, the reports or the command line."""
 
 
 def search_options(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -91,8 +95,8 @@ def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 
 def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
-    """What a first-stage run depends on: the recipe file, the split's topics and the indexed
-    collection (the toolkit's code is part of every key, :mod:`clir_toolkit.freshness`)."""
+    """What a first-stage run is made from: the recipe file, the split's topics and the
+    indexed collection (its code, :data:`RUN_CODE`, is checked beside the key)."""
     from clir_toolkit.files import sha256_file
     from clir_toolkit.index import read_index_info
 
@@ -117,7 +121,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
     topics = {split: collection.split_file(topics_kind(recipe.topics), split) for split in SPLITS}
     runs = {split: workspace.run(recipe, language, split) for split in SPLITS}
     keys = {split: run_key(recipe, topics[split], index) for split in SPLITS}
-    if all(context.reusable(runs[split], keys[split]) for split in SPLITS):
+    if all(context.reusable(runs[split], keys[split], RUN_CODE) for split in SPLITS):
         context.log(f"  reusing the runs of {recipe.name} on {language} (unchanged)")
         earlier = read_sidecar(runs["dev"]).get("chosen", {})
         return RecipeOutcome(recipe, language, runs, earlier, 0.0)
@@ -149,7 +153,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
         # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
         # whose sidecar is still the earlier one's is not fresh: its checksum differs).
         search_run(recipe, {**search, **chosen}, index, topics[split], runs[split], language)
-        mark_fresh(runs[split], keys[split], {"chosen": chosen})
+        mark_fresh(runs[split], keys[split], {"chosen": chosen}, RUN_CODE)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
 
@@ -179,10 +183,10 @@ def ensure_first_stage(search: Recipe, language: str, context: RunContext) -> di
             raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
         output = workspace.run(search, language, split)
         key = run_key(search, topics, index)
-        if not context.reusable(output, key):
+        if not context.reusable(output, key, RUN_CODE):
             context.log(f"first stage {search.name} on {language}, {split} split → {output}")
             options = resolve_auto_resources(search.search, language, context)
             search_run(search, options, index, topics, output, language)
-            mark_fresh(output, key, {"chosen": {}})
+            mark_fresh(output, key, {"chosen": {}}, RUN_CODE)
         runs[split] = output
     return runs

@@ -3,15 +3,15 @@
 Only the documents a run needs are kept, read in one pass over the corpus
 (:func:`load_documents`). Encoded documents are saved with ``torch.save`` under
 ``<collection>/.cache/rerank/`` (:class:`DocumentEncoder`), keyed by the corpus' sha256, the
-vocabulary's hash, the language and the maximum length, so that training epochs and repeated
-scoring never tokenise a document twice. :func:`document_cache_path` is the one cache rule of
-the rerankers, which the pretrained encoders' vector caches
-(:mod:`clir_toolkit.rerank.pretrained`) follow too.
+vocabulary's hash, the language, the maximum length and the code that encodes them, so that
+training epochs and repeated scoring never tokenise a document twice.
+:func:`document_cache_path` names the rerankers' cache files by the toolkit's freshness rule
+(:func:`clir_toolkit.freshness.cache_key`); the pretrained encoders' vector caches
+(:mod:`clir_toolkit.rerank.pretrained`) follow it too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.files import atomic_write, sha256_file
+from clir_toolkit.freshness import cache_key
 from clir_toolkit.rerank.tokens import WORDS, scheme_version
 from clir_toolkit.rerank.vocabulary import Vocabulary
 
@@ -102,27 +103,31 @@ def default_cache_dir(collection_root: str | Path) -> Path:
 
 
 def document_cache_path(
-    cache_dir: str | Path, corpus: str | Path, key: Mapping[str, Any], suffix: str
+    cache_dir: str | Path,
+    corpus: str | Path,
+    key: Mapping[str, Any],
+    suffix: str,
+    code: Sequence[str],
 ) -> Path:
-    """The cache file of ``corpus``' documents encoded as ``key`` describes.
+    """The cache file of ``corpus``' documents encoded as ``key`` describes by ``code``.
 
-    The one cache rule of the rerankers: the file name is a hash of the corpus' sha256
-    (:func:`corpus_fingerprint`) and of ``key`` (what else the encoding depends on: a
-    vocabulary, an encoder and its version, a maximum length), so that a change of either
-    selects another file instead of reusing stale rows.
+    The file name is the freshness rule's :func:`~clir_toolkit.freshness.cache_key` of the
+    corpus' sha256 (:func:`corpus_fingerprint`), of ``key`` (what else the encoding depends
+    on: a vocabulary, an encoder and its version, a maximum length) and of the code of the
+    modules ``code``, so that a change of any of them selects another file instead of
+    reusing stale rows.
     """
     full = {"corpus_sha256": corpus_fingerprint(corpus, cache_dir), **key}
-    digest = hashlib.sha256(json.dumps(full, sort_keys=True).encode("utf-8")).hexdigest()
-    return Path(cache_dir) / f"docs-{digest[:24]}{suffix}"
+    return Path(cache_dir) / f"docs-{cache_key(full, code)[:24]}{suffix}"
 
 
 class DocumentEncoder:
     """Documents of a corpus as padded id tensors, cached on disk.
 
     The cache file holds the docids encoded so far and their ids (``int32[N, max_len]``).
-    It is keyed by the corpus' sha256, the vocabulary's hash, the analysis version and
-    ``max_len``; a request for documents not yet cached reads the corpus once for them and
-    rewrites the file with the union.
+    It is keyed by the corpus' sha256, the vocabulary's hash, the analysis version,
+    ``max_len`` and the code of this module and what it imports; a request for documents
+    not yet cached reads the corpus once for them and rewrites the file with the union.
     """
 
     def __init__(
@@ -144,7 +149,7 @@ class DocumentEncoder:
         }
         if vocabulary.tokens != WORDS:
             key["tokens"] = vocabulary.tokens
-        self.cache_path = document_cache_path(self.cache_dir, self.corpus, key, ".pt")
+        self.cache_path = document_cache_path(self.cache_dir, self.corpus, key, ".pt", (__name__,))
 
     def _read_cache(self) -> tuple[list[str], torch.Tensor] | None:
         import torch

@@ -11,9 +11,10 @@ Documents are cut to :data:`~clir_toolkit.rerank.encoders.MAX_CHARS` characters 
 encoding (e5 reads at most 512 tokens; about 2,000 characters of French or German fill them)
 and encoded once: their vectors are cached per document id under the collection's rerank
 cache (:func:`clir_toolkit.rerank.documents.document_cache_path`, keyed by the corpus' sha256, the
-encoder's fingerprint and the cut), so a later run with other candidates encodes only the
-documents not seen before. The run is read, cut at ``depth``, interpolated and written by
-the same functions as for the trained rerankers (:mod:`clir_toolkit.rerank.score`).
+encoder's fingerprint, the cut and the code of this module), so a later run with other
+candidates encodes only the documents not seen before. The run is read, cut at ``depth``,
+interpolated and written by the same functions as for the trained rerankers
+(:mod:`clir_toolkit.rerank.score`).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class VectorCache:
         self.encoder = encoder
         self.corpus = Path(corpus)
         key = {"sentence_encoder": encoder.fingerprint, "max_chars": encoder.max_chars}
-        self.path = document_cache_path(cache_dir, self.corpus, key, ".npz")
+        self.path = document_cache_path(cache_dir, self.corpus, key, ".npz", (__name__,))
 
     def read(self) -> tuple[list[str], np.ndarray]:
         """The cached docids and their vectors (none when the file is absent or unusable)."""
