@@ -30,9 +30,12 @@ import ast
 import functools
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from clir_toolkit.errors import ClirError
 
 FRESHNESS_FORMAT = "clir-toolkit-fresh/3"
 """The ``format`` of a sidecar. Version 1 did not record the code; version 2 hashed every
@@ -58,11 +61,10 @@ def code_fingerprint(modules: Sequence[str] | None = None, package: Path | None 
     """
     root = (package or PACKAGE).resolve()
     files = _module_files(root)
-    sources = {name: path.read_bytes() for name, path in files.items()}
-    names = sources.keys() if modules is None else _closure(files, sources, modules)
+    names = files.keys() if modules is None else _closure(files, modules)
     total = hashlib.sha256()
     for name in sorted(names):
-        total.update(f"{name}\0{_parse(sources[name]).digest}\0".encode())
+        total.update(f"{name}\0{_code(name, files[name].read_bytes()).digest}\0".encode())
     return total.hexdigest()
 
 
@@ -84,9 +86,7 @@ def _module_files(root: Path) -> dict[str, Path]:
     return files
 
 
-def _closure(
-    files: Mapping[str, Path], sources: Mapping[str, bytes], modules: Iterable[str]
-) -> set[str]:
+def _closure(files: Mapping[str, Path], modules: Iterable[str]) -> set[str]:
     """``modules`` and every module of the package they import, directly or not.
 
     ``import a.b`` and ``from a import b`` name the module ``a.b`` where there is one, and
@@ -103,7 +103,7 @@ def _closure(
             continue
         seen.add(name)
         package = name if files[name].name == "__init__.py" else name.rpartition(".")[0]
-        for module, level, names in _parse(sources[name]).imports:
+        for module, level, names in _code(name, files[name].read_bytes()).imports:
             if level:
                 parent = package.rsplit(".", level - 1)[0]
                 module = f"{parent}.{module}" if module else parent
@@ -122,8 +122,40 @@ class _Code(NamedTuple):
 
 
 @functools.cache
+def _code(name: str, source: bytes) -> _Code:
+    """:func:`_parse` of module ``name``'s ``source``, remembered once per process and, on
+    disk, from one process to the next (parsing the dozens of modules a product imports
+    costs a tenth of a second, more than some commands take in all; reading the memo, a
+    millisecond). The memo of a module holds the sha256 of the source it was parsed from
+    and the Python that parsed it (``ast.dump`` differs between versions): any other
+    source is parsed again. A memo that cannot be read or written is ignored."""
+    from clir_toolkit.files import atomic_write, data_dir
+
+    memo = data_dir() / "cache" / "code" / f"{name}.json"
+    stamp = {
+        "source_sha256": hashlib.sha256(source).hexdigest(),
+        "python": sys.version.split()[0],
+        "format": FRESHNESS_FORMAT,
+    }
+    try:
+        record = json.loads(memo.read_text(encoding="utf-8"))
+        if all(record.get(field) == value for field, value in stamp.items()):
+            imports = tuple((m, int(level), tuple(n)) for m, level, n in record["imports"])
+            return _Code(str(record["digest"]), imports)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # no memo yet, or one that is not ours: parse
+    code = _parse(source)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(memo) as handle:
+            json.dump({**stamp, "digest": code.digest, "imports": code.imports}, handle)
+    except (OSError, ClirError):
+        pass  # a read-only home: parse again next time
+    return code
+
+
 def _parse(source: bytes) -> _Code:
-    """The code of a module's source, parsed once per process for each distinct text.
+    """The code of a module's source.
 
     The digest is that of the syntax tree (no comments, no line numbers) with every
     docstring removed: a string standing alone as a statement — the first of a module, class

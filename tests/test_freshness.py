@@ -202,3 +202,24 @@ def test_encoded_documents_are_encoded_again_when_the_encoding_code_changes(
     assert cache_path() == first
     edit_code(package / "rerank" / "vocabulary.py")
     assert cache_path() != first
+
+
+def test_the_parse_memo_is_checked_against_the_source_and_a_damaged_one_ignored(
+    package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsed modules are remembered on disk (a dictionary load would otherwise parse a
+    dozen modules each time); a memo of other code, or a damaged one, is never trusted."""
+    monkeypatch.setenv("CLIR_DATA", str(tmp_path / "data"))
+    freshness._code.cache_clear()
+    expected = code_fingerprint(RUN_CODE)
+    memos = sorted((tmp_path / "data" / "cache" / "code").glob("*.json"))
+    assert len(memos) > 10  # one per module of the run's code
+    freshness._code.cache_clear()
+    assert code_fingerprint(RUN_CODE) == expected  # read back from the memos
+    searcher = tmp_path / "data" / "cache" / "code" / "clir_toolkit.search.searcher.json"
+    searcher.write_text("{not json", encoding="utf-8")
+    freshness._code.cache_clear()
+    assert code_fingerprint(RUN_CODE) == expected
+    edit_code(package / "search" / "searcher.py")  # the memo now describes other code
+    freshness._code.cache_clear()
+    assert code_fingerprint(RUN_CODE) != expected
