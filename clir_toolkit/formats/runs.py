@@ -87,9 +87,26 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
     by_query: dict[str, list[RunRow]] = {}
     for row in rows:
         by_query.setdefault(row.qid, []).append(row)
+    _check_rows(path, by_query, tag)
+    with atomic_write(path) as handle:
+        for qid, query_rows in by_query.items():
+            handle.write(
+                "".join(
+                    f"{qid} Q0 {row.docid} {rank} {_format_score(row.score)} "
+                    f"{row.tag if tag is None else tag}\n"
+                    for rank, row in enumerate(_trec_eval_order(query_rows), start=1)
+                )
+            )
+
+
+def _check_rows(path: PathLike, by_query: dict[str, list[RunRow]], tag: str | None) -> None:
+    """Refuse a run that could not be read back: a bad id or tag, a docid twice for a query,
+    a score that is not a finite number; the first such row is named. A docid retrieved for
+    many queries is checked once (1,000 topics × 100 hits name a few thousand documents)."""
     tags = {tag} if tag is not None else {row.tag for rows_ in by_query.values() for row in rows_}
     for value in tags:
         check_id(path, None, "tag", value)
+    valid_docids: set[str] = set()
     for qid, query_rows in by_query.items():
         check_id(path, None, "qid", qid)
         seen: set[str] = set()
@@ -102,7 +119,8 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
                     "keep one row per (query, document)",
                 )
             seen.add(row.docid)
-            check_id(path, None, "docid", row.docid)
+            if row.docid not in valid_docids:
+                valid_docids.add(check_id(path, None, "docid", row.docid))
             try:
                 finite = math.isfinite(row.score)
             except (TypeError, OverflowError):  # not a number, or an int beyond any float
@@ -114,9 +132,3 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
                     f"score {row.score} of docid {row.docid} for query {qid} is not "
                     "a finite number",
                 )
-    with atomic_write(path) as handle:
-        for qid, query_rows in by_query.items():
-            for rank, row in enumerate(_trec_eval_order(query_rows), start=1):
-                row_tag = tag if tag is not None else row.tag
-                score = _format_score(row.score)
-                handle.write(f"{qid} Q0 {row.docid} {rank} {score} {row_tag}\n")
