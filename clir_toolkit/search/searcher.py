@@ -45,11 +45,12 @@ man pages 7 % of queries tie at the cut-off of 100.
 from __future__ import annotations
 
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
@@ -61,6 +62,8 @@ from clir_toolkit.query import QueryTerm, StructuredQuery
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
 
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 Structure = Literal["and", "or", "syn"]
 STRUCTURES: tuple[str, ...] = ("and", "or", "syn")
 CONTENTS_FIELD = "contents"
@@ -86,7 +89,8 @@ BM25_PARAMS = declare(
           note="default: syn for --translate dict and embed: on the man pages' dev split "
           "0.05-0.15 nDCG@10 ahead of 'or' in five languages, within 0.011 in it and ru; 'or' "
           "for untranslated and machine-translated text, which has no alternatives to pool"),
-    Param("threads", int, 1, "Java threads searching the segments of an index", minimum=1),
+    Param("threads", int, 1, "threads searching the topics, each one query at a time",
+          minimum=1),
 )  # fmt: skip
 """The options of :func:`search_to_run` (``clir search``'s BM25 options)."""
 
@@ -134,7 +138,12 @@ def check_bm25(k1: float, b: float) -> None:
 
 
 class Searcher:
-    """BM25 over one index, analysing queries with the index's own analyzer."""
+    """BM25 over one index, analysing queries with the index's own analyzer.
+
+    ``threads`` above 1: :meth:`batch_search` searches that many queries at once, each in a
+    thread of its own (Lucene's searcher and queries are thread-safe, and pyjnius lets go of
+    Python's lock while Java runs); the results come out in the queries' order.
+    """
 
     #: Term and pseudo-term queries kept for reuse (see :meth:`_cached`).
     QUERY_CACHE_SIZE = 100_000
@@ -150,12 +159,8 @@ class Searcher:
         c = self._classes
         self._reader = open_reader(index, self.info)
         reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
-        self._executor = None
-        if threads > 1:
-            self._executor = c.Executors.newFixedThreadPool(threads)
-            self._searcher = c.IndexSearcher(reader, self._executor)
-        else:
-            self._searcher = c.IndexSearcher(reader)
+        self.threads = threads
+        self._searcher = c.IndexSearcher(reader)
         self._searcher.setSimilarity(c.BM25Similarity(float(k1), float(b)))
         # Score descending, ties by docid descending: the order trec_eval evaluates in, so
         # the cut-off at `hits` keeps the documents trec_eval would rank first.
@@ -166,9 +171,6 @@ class Searcher:
         )
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown()
-            self._executor = None
         self._reader.close()
 
     def __enter__(self) -> Searcher:
@@ -360,13 +362,77 @@ class Searcher:
         progress: bool = True,
         feedback: Feedback | None = None,
     ) -> Iterator[tuple[str, list[Hit]]]:
-        """(qid, hits) for each query, in order, one query in Java memory at a time."""
+        """(qid, hits) for each query, in order; one query in Java memory at a time in each
+        of the searcher's threads."""
         from clir_toolkit.progress import progress_bar
 
-        for query in progress_bar(
-            queries, desc="searching", unit=" queries", show=progress, leave=False
+        def search(query: StructuredQuery) -> list[Hit]:
+            return self.search(query, hits, structure, feedback)
+
+        found = (
+            map(search, queries)
+            if self.threads == 1
+            else in_threads(search, queries, self.threads, jvm.detach_thread)
+        )
+        pairs = zip(queries, found, strict=True)
+        for query, query_hits in progress_bar(
+            pairs, desc="searching", unit=" queries", show=progress, leave=False, total=len(queries)
         ):
-            yield query.qid, self.search(query, hits, structure, feedback)
+            yield query.qid, query_hits
+
+
+def in_threads(
+    work: Callable[[Item], Result],
+    items: Sequence[Item],
+    threads: int,
+    at_thread_end: Callable[[], None] | None = None,
+) -> Iterator[Result]:
+    """``work(item)`` for each item, in the items' order, by ``threads`` threads that each
+    take the next item not yet taken. A result waits only until the earlier ones are handed
+    out; an error in any thread stops the others and is raised here. ``at_thread_end`` runs
+    in each thread as it ends (the searcher's threads detach from the JVM)."""
+    results: dict[int, Result] = {}
+    failures: list[BaseException] = []
+    stop = threading.Event()
+    taken = iter(range(len(items)))
+    taking = threading.Lock()
+    ready = threading.Condition()
+
+    def worker() -> None:
+        try:
+            while not stop.is_set():
+                with taking:
+                    position = next(taken, None)
+                if position is None:
+                    return
+                result = work(items[position])
+                with ready:
+                    results[position] = result
+                    ready.notify_all()
+        except BaseException as exc:  # handed to the caller's thread
+            with ready:
+                failures.append(exc)
+                ready.notify_all()
+        finally:
+            if at_thread_end is not None:
+                at_thread_end()
+
+    workers = [threading.Thread(target=worker, name=f"search-{i}") for i in range(threads)]
+    for thread in workers:
+        thread.start()
+    try:
+        for position in range(len(items)):
+            with ready:
+                while position not in results and not failures:
+                    ready.wait()
+                if failures:
+                    raise failures[0]
+                result = results.pop(position)
+            yield result
+    finally:
+        stop.set()
+        for thread in workers:
+            thread.join()
 
 
 def _rank_key(hit: Hit) -> tuple[float, str]:
@@ -380,7 +446,6 @@ class _LuceneClasses:
     def __init__(self) -> None:
         load = jvm.java_class
         self.Arrays = load("java.util.Arrays")
-        self.Executors = load("java.util.concurrent.Executors")
         self.IndexSearcher = load("org.apache.lucene.search.IndexSearcher")
         self.BM25Similarity = load("org.apache.lucene.search.similarities.BM25Similarity")
         self.Term = load("org.apache.lucene.index.Term")
