@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -322,3 +324,19 @@ def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(tmp_path: 
         assert len({hit.score for hit in ranked[1:]}) == 1
         for hits in range(1, len(ranked) + 1):
             assert searcher.search(query, hits) == ranked[:hits]
+
+
+def test_a_bm25_search_imports_no_numpy(fr_index: Path, tmp_path: Path) -> None:
+    # numpy's import is about a tenth of a one-query `clir search` from a cold shell; only
+    # the dense vectors need it.
+    code = (
+        "import sys\n"
+        "from clir_toolkit.cli import main\n"
+        f"status = main(['search', '--index', {str(fr_index)!r}, '--topics', "
+        f"{str(TINY_FR / 'topics.dev.tsv')!r}, '--output', {str(tmp_path / 'run.trec')!r}, "
+        "'--quiet'])\n"
+        "print(status, 'numpy' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "0 False", result.stderr
+    assert read_run(tmp_path / "run.trec")

@@ -12,7 +12,7 @@ from clir_toolkit.formats import read_topics
 from clir_toolkit.query import StructuredQuery
 from clir_toolkit.search import Searcher
 from clir_toolkit.search.searcher import in_threads
-from tests.conftest import TINY_FR
+from tests.conftest import TINY_FR, run_clir
 
 
 def test_results_come_in_the_order_of_the_items_whatever_thread_finishes_first() -> None:
@@ -53,3 +53,27 @@ def test_several_threads_give_each_query_the_hits_of_one_thread(fr_index: Path) 
         assert list(three.batch_search(queries, 5, progress=False)) == list(
             one.batch_search(queries, 5, progress=False)
         )
+
+
+@pytest.mark.java
+def test_a_searcher_left_to_its_default_threads_uses_every_usable_core(fr_index: Path) -> None:
+    from clir_toolkit.rerank.threads import usable_cores
+
+    with Searcher(fr_index, threads=None) as searcher:
+        assert searcher.threads == usable_cores()
+
+
+@pytest.mark.java
+def test_clir_search_without_threads_writes_the_run_of_one_thread(
+    fr_index: Path, tmp_path: Path
+) -> None:
+    runs = []
+    for threads in ([], ["--threads", "1"]):
+        output = tmp_path / f"run{len(runs)}.trec"
+        done = run_clir(
+            "search", "--index", str(fr_index), "--topics", str(TINY_FR / "topics.dev.tsv"),
+            "--output", str(output), "--quiet", *threads,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs.append(output.read_bytes())
+    assert runs[0] == runs[1]

@@ -122,6 +122,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
     from clir_toolkit.bench import bench_search, format_bench_search
+    from clir_toolkit.rerank.threads import usable_cores
 
     translation = _translation(args)
     if args.ray is not None:
@@ -135,7 +136,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         k1=args.k1,
         b=args.b,
         structure=args.structure or translation.default_structure,
-        threads=args.threads,
+        threads=args.threads or usable_cores(),
         repeat=args.repeat,
         translation=translation,
     )
