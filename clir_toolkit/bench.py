@@ -2,8 +2,9 @@
 
 ``bench commands`` times whole commands from a cold shell, each in a fresh process (the
 lines of docs/speed.md's table): ``clir --help``, ``clir search`` of one query (untranslated
-and with ``--translate dict``), and ``clir search`` of every topic against Anserini's own
-``SearchCollection`` on the same index and topics, in turns, whose run it compares with ours.
+and with ``--translate dict``), and ``clir search`` of every topic (``--threads 1``, then the
+default: one thread per core) against Anserini's own ``SearchCollection`` with as many threads
+on the same index and topics, in turns, whose run it compares with ours.
 
 ``bench search`` times, in one warm process on the same index, queries and threads:
 
@@ -20,6 +21,7 @@ Each measurement is warmed up once and then repeated ``repeat`` times; the best 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -35,6 +37,7 @@ from clir_toolkit.analysis import lucene_analyzer, pretokenize
 from clir_toolkit.errors import ResourceError
 from clir_toolkit.formats import Topic
 from clir_toolkit.index import read_index_info
+from clir_toolkit.rerank.threads import usable_cores
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, plain_queries, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
@@ -291,6 +294,15 @@ def compare_runs(ours: Path, theirs: Path, hits: int) -> tuple[int, list[str]]:
     return len(qids), differ
 
 
+def _runs_compared(ours: Path, theirs: Path, hits: int) -> str:
+    """What :func:`compare_runs` found, in a line."""
+    compared, differ = compare_runs(ours, theirs, hits)
+    shown = ", ".join(differ[:5]) + (" ..." if len(differ) > 5 else "")
+    return f"runs: {compared - len(differ)} of {compared} queries the same up to ties" + (
+        f" (differ: {shown})" if differ else ""
+    )
+
+
 def bench_commands(
     index: str | Path,
     topics: Sequence[Topic],
@@ -314,9 +326,9 @@ def bench_commands(
         search = [*clir, "search", "--index", str(index), "--quiet"]
 
         def row(name: str, command: list[str], baseline_name: str | None = None,
-                baseline: list[str] | None = None, note: str = "") -> CommandRow:  # fmt: skip
+                baseline: list[str] | None = None) -> CommandRow:  # fmt: skip
             ours, theirs = time_commands(command, baseline, runs, warmup)
-            return CommandRow(name, command, ours, baseline_name, theirs, note)
+            return CommandRow(name, command, ours, baseline_name, theirs)
 
         rows.append(row("clir --help", [*clir, "--help"]))
         one_query = [*search, "--topics", str(one), "--output", str(scratch / "one.trec")]
@@ -327,23 +339,18 @@ def bench_commands(
         ours_run, theirs_run = scratch / "clir.trec", scratch / "anserini.trec"
         every_query = [*search, "--topics", str(every), "--output", str(ours_run),
                        "--hits", str(hits)]  # fmt: skip
-        baseline = (
-            anserini_search_command(index, every, theirs_run, hits, threads=1)
-            if anserini else None
-        )  # fmt: skip
-        name = f"clir search --hits {hits} --threads 1, {len(topics)} topics"
-        if baseline is None:
-            rows.append(row(name, [*every_query, "--threads", "1"]))
-        else:
-            first = row(name, [*every_query, "--threads", "1"],
-                        f"Anserini SearchCollection -hits {hits} -threads 1", baseline)  # fmt: skip
-            compared, differ = compare_runs(ours_run, theirs_run, hits)
-            shown = ", ".join(differ[:5]) + (" ..." if len(differ) > 5 else "")
-            note = f"runs: {compared - len(differ)} of {compared} queries the same up to ties" + (
-                f" (differ: {shown})" if differ else ""
-            )
-            rows.append(CommandRow(first.name, first.command, first.runs,
-                                   first.baseline_name, first.baseline, note))  # fmt: skip
+        for threads in sorted({1, usable_cores()}):
+            # --threads 1, then the command's default: one thread per usable core
+            command = [*every_query, "--threads", "1"] if threads == 1 else every_query
+            option = "--threads 1" if threads == 1 else f"(default threads: {threads})"
+            name = f"clir search --hits {hits} {option}, {len(topics)} topics"
+            baseline = anserini_search_command(index, every, theirs_run, hits, threads)
+            if not anserini or baseline is None:
+                rows.append(row(name, command))
+                continue
+            baseline_name = f"Anserini SearchCollection -hits {hits} -threads {threads}"
+            timed = row(name, command, baseline_name, baseline)
+            rows.append(dataclasses.replace(timed, note=_runs_compared(ours_run, theirs_run, hits)))
     return rows
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.bench import equal_up_to_ties
+from clir_toolkit.rerank.threads import usable_cores
 from tests.conftest import TINY_FR, run_clir
 
 
@@ -33,6 +34,11 @@ def test_bench_commands_times_each_line_and_checks_the_run_against_anserini(
         wall, cpu, peak = (float(value) for value in line[len(name) :].split())
         assert wall > 0 and cpu > 0 and peak > 0
     assert any(line.strip().startswith("ratio baseline / clir") for line in lines)
+    if usable_cores() > 1:  # then the command's default threads, against Anserini's as many
+        default = f"clir search --hits 100 (default threads: {usable_cores()}), 6 topics "
+        assert any(line.startswith(default) for line in lines)
+        anserini = f"Anserini SearchCollection -hits 100 -threads {usable_cores()} "
+        assert any(line.startswith(anserini) for line in lines)
     assert "  runs: 6 of 6 queries the same up to ties" in lines
 
 

@@ -53,9 +53,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="whole commands from a cold shell: clir --help, one query, all topics vs Anserini",
         description="Time whole commands, each in a fresh process as a user types it (wall "
         "and CPU seconds, peak memory; the median of --runs): clir --help; clir search of the "
-        "first topic, untranslated and translated; clir search of every topic --threads 1 "
-        "against Anserini's own SearchCollection on the same index and topics, taken in "
-        "turns, with both runs compared (same scores, the same ranks up to ties).",
+        "first topic, untranslated and translated; clir search of every topic, --threads 1 "
+        "and then with its default threads (one per core), against Anserini's own "
+        "SearchCollection with as many threads on the same index and topics, taken in turns, "
+        "with both runs compared (same scores, the same ranks up to ties).",
     )
     b.add_argument("--index", required=True, type=Path)
     _topic_options(b)
