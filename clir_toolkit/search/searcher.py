@@ -58,7 +58,6 @@ from clir_toolkit.errors import UsageError
 from clir_toolkit.index import open_reader, read_index_info
 from clir_toolkit.params import Param, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
-from clir_toolkit.rerank.threads import usable_cores
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
@@ -167,7 +166,11 @@ class Searcher:
         c = self._classes
         self._reader = open_reader(index, self.info)
         reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
-        self.threads = usable_cores() if threads is None else threads
+        if threads is None:
+            from clir_toolkit.rerank.threads import usable_cores
+
+            threads = usable_cores()
+        self.threads = threads
         self._searcher = c.IndexSearcher(reader)
         self._searcher.setSimilarity(c.BM25Similarity(float(k1), float(b)))
         # Score descending, ties by docid descending: the order trec_eval evaluates in, so
