@@ -27,9 +27,10 @@ source terms and ``a`` the analysed alternatives of a term (weights as boosts):
 Lucene queries are immutable, so a searcher builds each term's clause once and reuses it
 in every topic that has the same term (translated topics repeat the same source words).
 Each query runs on its own (``IndexSearcher.search``): the Java heap holds one result
-list at a time, whatever the number of topics. Hits are sorted by score, ties broken by
-docid in descending order, as trec_eval sorts (pyserini lists tied documents in ascending
-docid order; evaluation is the same either way), and read back from Java as two arrays
+list at a time in each searching thread, whatever the number of topics. Hits are sorted
+by score, ties broken by docid in descending order, as trec_eval sorts (pyserini lists tied
+documents in ascending docid order; evaluation is the same either way), and read back from
+Java as two arrays
 (docids, scores) per query: field-by-field access through pyjnius costs about 5 µs a hit.
 
 Lucene finds the top ``k`` by score alone, asking for one document more (``k + 1``):
