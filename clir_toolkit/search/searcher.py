@@ -30,8 +30,8 @@ Each query runs on its own (``IndexSearcher.search``): the Java heap holds one r
 list at a time in each searching thread, whatever the number of topics. Hits are sorted
 by score, ties broken by docid in descending order, as trec_eval sorts (pyserini lists tied
 documents in ascending docid order; evaluation is the same either way), and read back from
-Java as two arrays
-(docids, scores) per query: field-by-field access through pyjnius costs about 5 µs a hit.
+Java as two arrays (docids, scores) per query: field-by-field access through pyjnius costs
+about 5 µs a hit.
 
 Lucene finds the top ``k`` by score alone, asking for one document more (``k + 1``):
 when the last kept document and the first left out score differently, the ``k`` kept
