@@ -93,7 +93,7 @@ BM25_PARAMS = declare(
     Param("threads", int, None, "threads searching the topics, each one query at a time",
           minimum=1, optional=True,
           note="default: the cores this process may use; on the French man pages' 1,059 "
-          "topics, 2 threads on 2 cores took 0.60 of one thread's time"),
+          "topics, 2 threads on 2 cores took 0.60-0.64 of one thread's wall time"),
 )  # fmt: skip
 """The options of :func:`search_to_run` (``clir search``'s BM25 options)."""
 
