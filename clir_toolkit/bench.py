@@ -1,5 +1,11 @@
 """Speed benchmarks (``clir bench``): measured figures, never timed tests.
 
+``bench commands`` times whole commands from a cold shell, each in a fresh process (the
+lines of docs/speed.md's table): ``clir --help``, ``clir search`` of one query (untranslated
+and with ``--translate dict``), and ``clir search`` of every topic (``--threads 1``, then the
+default: one thread per core) against Anserini's own ``SearchCollection`` with as many threads
+on the same index and topics, in turns, whose run it compares with ours.
+
 ``bench search`` times, in one warm process on the same index, queries and threads:
 
 * Anserini's ``SimpleSearcher.batch_search`` called directly on the topic strings (in
@@ -15,6 +21,11 @@ Each measurement is warmed up once and then repeated ``repeat`` times; the best 
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -23,8 +34,10 @@ from pathlib import Path
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import lucene_analyzer, pretokenize
+from clir_toolkit.errors import ResourceError
 from clir_toolkit.formats import Topic
 from clir_toolkit.index import read_index_info
+from clir_toolkit.rerank.threads import usable_cores
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, plain_queries, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
@@ -156,4 +169,219 @@ def format_bench_search(r: BenchSearchResult) -> str:
             f"{r.plain_seconds / r.structured_seconds:.2f}",
             f"share of time translating: {100 * r.translate_seconds / total:.1f} %",
         ]
+    return "\n".join(lines)
+
+
+# --- whole commands from a cold shell (``clir bench commands``) -------------------------------
+#
+# Each command runs in a fresh process, as a user types it: Python's start-up and imports, the
+# JVM's start, reading the topics and writing the run all count. The operating system's own
+# accounting of each finished process (``os.wait4``) gives its CPU time and peak memory.
+
+
+@dataclass(frozen=True)
+class ProcessFigures:
+    """One finished process: wall and CPU (user + system) seconds, peak resident MiB."""
+
+    wall: float
+    cpu: float
+    peak_mib: float
+
+
+@dataclass(frozen=True)
+class CommandRow:
+    """One line of the table: a command's runs, and those of the command it is compared with
+    (taken in turns with it, so that both see the same load)."""
+
+    name: str
+    command: list[str]
+    runs: list[ProcessFigures]
+    baseline_name: str | None = None
+    baseline: list[ProcessFigures] | None = None
+    note: str = ""
+
+
+def run_process(command: Sequence[str]) -> ProcessFigures:
+    """Run ``command`` to its end, its output thrown away; a failure is one error line."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+            raise ResourceError(
+                f"'{' '.join(command)}' failed (exit {process.returncode}): "
+                f"{lines[-1] if lines else 'no message'}"
+            )
+    # ru_maxrss is in KiB on Linux
+    return ProcessFigures(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def time_commands(
+    command: Sequence[str], baseline: Sequence[str] | None, runs: int, warmup: int
+) -> tuple[list[ProcessFigures], list[ProcessFigures] | None]:
+    """``runs`` timed runs of ``command`` (and of ``baseline`` in turns with it, A B A B …)
+    after ``warmup`` untimed ones of each: the file cache is then as warm for both."""
+    ours: list[ProcessFigures] = []
+    theirs: list[ProcessFigures] = []
+    for turn in range(warmup + runs):
+        figures = run_process(command)
+        other = run_process(baseline) if baseline is not None else None
+        if turn >= warmup:
+            ours.append(figures)
+            if other is not None:
+                theirs.append(other)
+    return ours, (theirs if baseline is not None else None)
+
+
+def anserini_search_command(
+    index: str | Path, topics: Path, output: Path, hits: int, threads: int
+) -> list[str] | None:
+    """Anserini's own ``SearchCollection`` over the same index and TSV topics (BM25 with its
+    default k1 = 0.9, b = 0.4, as ``clir search``'s); None when the index was analysed in
+    Python (pre-tokenised languages), which Anserini's command line cannot reproduce."""
+    info = read_index_info(index)
+    if info.analyzer.pretokenized:
+        return None
+    jars = [str(path) for path in jvm.class_path() if path.suffix == ".jar"]
+    java = jvm.find_java_home() / "bin" / "java"
+    return [
+        str(java), "-cp", ":".join(jars), "io.anserini.search.SearchCollection",
+        "-index", str(index), "-topics", str(topics), "-topicReader", "TsvString",
+        "-output", str(output), "-bm25", "-language", info.language,
+        "-hits", str(hits), "-threads", str(threads),
+    ]  # fmt: skip
+
+
+def equal_up_to_ties(
+    ours: Sequence[tuple[str, float]], theirs: Sequence[tuple[str, float]], hits: int
+) -> bool:
+    """Whether two rankings of one query (docid, score), best first, hold the same documents
+    with the same scores (to Anserini's 4 decimals) at the same ranks, tied documents in any
+    order. Among documents tied at the cut-off, each system may keep different ones."""
+    if len(ours) != len(theirs):
+        return False
+    start = 0
+    while start < len(ours):
+        end = start
+        while end < len(ours) and ours[end][1] == ours[start][1]:
+            end += 1
+        if any(abs(score - ours[start][1]) > 1e-4 for _, score in theirs[start:end]):
+            return False
+        cut = end == hits
+        if not cut and {d for d, _ in ours[start:end]} != {d for d, _ in theirs[start:end]}:
+            return False
+        start = end
+    return True
+
+
+def compare_runs(ours: Path, theirs: Path, hits: int) -> tuple[int, list[str]]:
+    """(queries compared, the ids of those whose rankings differ beyond ties)."""
+    from clir_toolkit.formats import read_run
+
+    def rankings(path: Path) -> dict[str, list[tuple[str, float]]]:
+        by_query: dict[str, list[tuple[int, str, float]]] = {}
+        for row in read_run(path):
+            by_query.setdefault(row.qid, []).append((row.rank, row.docid, row.score))
+        return {qid: [(d, s) for _, d, s in sorted(rows)] for qid, rows in by_query.items()}
+
+    a, b = rankings(ours), rankings(theirs)
+    qids = sorted(a.keys() | b.keys())
+    differ = [q for q in qids if not equal_up_to_ties(a.get(q, []), b.get(q, []), hits)]
+    return len(qids), differ
+
+
+def _runs_compared(ours: Path, theirs: Path, hits: int) -> str:
+    """What :func:`compare_runs` found, in a line."""
+    compared, differ = compare_runs(ours, theirs, hits)
+    shown = ", ".join(differ[:5]) + (" ..." if len(differ) > 5 else "")
+    return f"runs: {compared - len(differ)} of {compared} queries the same up to ties" + (
+        f" (differ: {shown})" if differ else ""
+    )
+
+
+def bench_commands(
+    index: str | Path,
+    topics: Sequence[Topic],
+    *,
+    hits: int = 100,
+    runs: int = 5,
+    warmup: int = 1,
+    translate: str | None = "dict",
+    anserini: bool = True,
+) -> list[CommandRow]:
+    """Time the commands of the speed table from a cold shell (see docs/speed.md)."""
+    from clir_toolkit.formats.topics import write_topics_tsv
+
+    clir = [sys.executable, "-m", "clir_toolkit.cli"]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="clir-bench-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        one, every = scratch / "one.tsv", scratch / "topics.tsv"
+        write_topics_tsv(one, topics[:1])
+        write_topics_tsv(every, topics)
+        search = [*clir, "search", "--index", str(index), "--quiet"]
+
+        def row(name: str, command: list[str], baseline_name: str | None = None,
+                baseline: list[str] | None = None) -> CommandRow:  # fmt: skip
+            ours, theirs = time_commands(command, baseline, runs, warmup)
+            return CommandRow(name, command, ours, baseline_name, theirs)
+
+        rows.append(row("clir --help", [*clir, "--help"]))
+        one_query = [*search, "--topics", str(one), "--output", str(scratch / "one.trec")]
+        rows.append(row("clir search, one query", one_query))
+        if translate:
+            rows.append(row(f"clir search --translate {translate}, one query",
+                            [*one_query, "--translate", translate]))  # fmt: skip
+        ours_run, theirs_run = scratch / "clir.trec", scratch / "anserini.trec"
+        every_query = [*search, "--topics", str(every), "--output", str(ours_run),
+                       "--hits", str(hits)]  # fmt: skip
+        for threads in sorted({1, usable_cores()}):
+            # --threads 1, then the command's default: one thread per usable core
+            command = [*every_query, "--threads", "1"] if threads == 1 else every_query
+            option = "--threads 1" if threads == 1 else f"(default threads: {threads})"
+            name = f"clir search --hits {hits} {option}, {len(topics)} topics"
+            baseline = anserini_search_command(index, every, theirs_run, hits, threads)
+            if not anserini or baseline is None:
+                rows.append(row(name, command))
+                continue
+            baseline_name = f"Anserini SearchCollection -hits {hits} -threads {threads}"
+            timed = row(name, command, baseline_name, baseline)
+            rows.append(dataclasses.replace(timed, note=_runs_compared(ours_run, theirs_run, hits)))
+    return rows
+
+
+def format_bench_commands(rows: Sequence[CommandRow], load: float | None) -> str:
+    """The table: medians of each command's runs, and the baseline's over the command's
+    (the median of the pairwise ratios: above 1, the toolkit is faster or smaller)."""
+    runs = len(rows[0].runs) if rows else 0
+    lines = [
+        f"whole commands from a cold shell: median of {runs} runs each"
+        + (f"; load average {load:.1f} at the start" if load is not None else ""),
+        f"{'command':<56} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}",
+    ]
+
+    def medians(figures: Sequence[ProcessFigures]) -> str:
+        wall = statistics.median(f.wall for f in figures)
+        cpu = statistics.median(f.cpu for f in figures)
+        peak = statistics.median(f.peak_mib for f in figures)
+        return f"{wall:>7.3f} {cpu:>7.3f} {peak:>9.0f}"
+
+    for row in rows:
+        lines.append(f"{row.name:<56} {medians(row.runs)}")
+        if row.baseline is None or row.baseline_name is None:
+            continue
+        lines.append(f"{row.baseline_name:<56} {medians(row.baseline)}")
+        pairs = list(zip(row.baseline, row.runs, strict=True))
+        lines.append(
+            "  ratio baseline / clir (pair by pair, median): "
+            f"wall {statistics.median(b.wall / a.wall for b, a in pairs):.2f}x, "
+            f"CPU {statistics.median(b.cpu / a.cpu for b, a in pairs):.2f}x, "
+            f"peak memory {statistics.median(b.peak_mib / a.peak_mib for b, a in pairs):.2f}x"
+        )
+        if row.note:
+            lines.append(f"  {row.note}")
     return "\n".join(lines)

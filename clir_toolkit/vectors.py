@@ -28,11 +28,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The default encoder of ``clir index --dense`` (the one measured on the man pages).
 DEFAULT_DENSE_ENCODER = "use-m3"
@@ -136,6 +137,8 @@ def encode_corpus(
 ) -> tuple[list[str], np.ndarray, DenseRecord]:
     """Every document of ``corpus`` encoded by ``encoder_name``: docids in corpus order,
     their unit vectors, and the record for the sidecar (through the vector cache)."""
+    import numpy as np
+
     from clir_toolkit.formats import iter_corpus
     from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.pretrained import VectorCache
@@ -161,6 +164,8 @@ def write_vectors(
     directory: Path, docids: list[str], matrix: np.ndarray, record: DenseRecord
 ) -> None:
     """Write ``record.file`` in ``directory`` atomically (a temporary file renamed)."""
+    import numpy as np
+
     from clir_toolkit.files import atomic_write
 
     with atomic_write(directory / record.file, "wb", encoding=None) as handle:
@@ -169,6 +174,8 @@ def write_vectors(
 
 def read_vectors(index: Path, record: DenseRecord) -> tuple[list[str], np.ndarray]:
     """The docids and vectors of an index, checked against its sidecar's record."""
+    import numpy as np
+
     path = index / record.file
     fix = "add them again with: clir index --collection DIR --index IDX --dense"
     if not path.is_file():
@@ -215,6 +222,8 @@ def import_faiss() -> Any:
 def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord) -> None:
     """Build the HNSW graph (``record.hnsw`` neighbours a node, inner product) of ``matrix``
     with one thread and write it to ``record.graph_file`` in ``directory`` atomically."""
+    import numpy as np
+
     from clir_toolkit.files import atomic_write
 
     faiss = import_faiss()
@@ -233,6 +242,8 @@ def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord) -> Non
 
 def read_graph(index: Path, record: DenseRecord) -> Any:
     """The HNSW graph of an index (a Faiss index), checked against the sidecar's record."""
+    import numpy as np
+
     faiss = import_faiss()
     path = index / record.graph_file
     fix = "add it again with: clir index --collection DIR --index IDX --dense ENCODER --hnsw M"

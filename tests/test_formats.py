@@ -24,6 +24,7 @@ from clir_toolkit.formats import (
     sort_run,
     write_corpus_jsonl,
     write_qrels,
+    write_ranked_run,
     write_run,
     write_topics_tsv,
 )
@@ -986,3 +987,34 @@ def test_topics_and_documents_are_read_in_one_unicode_form(tmp_path: Path) -> No
     corpus = write(tmp_path, "corpus.jsonl",
                    json.dumps({"id": "d", "title": decomposed, "text": decomposed}) + "\n")
     assert list(iter_corpus(corpus)) == [Doc("d", f"{composed}\n{composed}", composed)]
+
+
+def test_ranked_hits_are_written_as_the_rows_made_of_them(tmp_path: Path) -> None:
+    from clir_toolkit.search import Hit
+    from clir_toolkit.search.runs import ranked_rows
+
+    ranked = [
+        ("q2", [Hit("b", 2.5), Hit("a", 1.0), Hit("c", 1.0)]),  # a tie, listed out of order
+        ("q1", []),  # found nothing: no line
+        ("q3", [Hit("d", -0.0), Hit("e", 0.1 + 0.2)]),
+        ("q2", [Hit("z", 0.5)]),  # a query id seen again: its rows join the first ones
+    ]
+    rows, _ = ranked_rows(ranked, "t")
+    write_run(tmp_path / "rows.trec", rows, tag="t")
+    write_ranked_run(tmp_path / "hits.trec", ranked, tag="t")
+    assert (tmp_path / "hits.trec").read_bytes() == (tmp_path / "rows.trec").read_bytes()
+
+
+def test_ranked_hits_are_checked_as_rows_are(tmp_path: Path) -> None:
+    from clir_toolkit.search import Hit
+
+    output = tmp_path / "run.trec"
+    output.write_text("kept\n", encoding="utf-8")
+    for hits, message in [
+        ([Hit("a", 1.0), Hit("a", 0.5)], "docid a appears twice for query q"),
+        ([Hit("a b", 1.0)], "contains whitespace"),
+        ([Hit("a", float("nan"))], "is not a finite number"),
+    ]:
+        with pytest.raises(FormatError, match=message):
+            write_ranked_run(output, [("q", hits)], tag="t")
+        assert output.read_text(encoding="utf-8") == "kept\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.index import SIDECAR, build_index, read_index_info
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery
 from clir_toolkit.search import Searcher, plain_queries, search_to_run
-from tests.conftest import TINY_FR, TINY_ZH
+from tests.conftest import FIXTURES, TINY_FR, TINY_ZH
 
 pytestmark = pytest.mark.java
 
@@ -287,3 +289,54 @@ def test_a_decomposed_corpus_is_indexed_as_the_composed_one(fr_index: Path, tmp_
         for topic in topics:
             query = StructuredQuery.plain(topic.qid, topic.query)
             assert decomposed_side.search(query, 10) == composed_side.search(query, 10)
+
+
+def test_the_run_of_the_tiny_collection_is_the_recorded_one(fr_index: Path, tmp_path: Path) -> None:
+    # Recorded before Lucene ranked by score alone (ties ordered in Python, a query tied at
+    # the cut-off searched again sorted by docid): the speed-up changed no byte of a run.
+    output = tmp_path / "run.trec"
+    topics = read_topics(TINY_FR / "topics-human.dev.tsv")
+    search_to_run(fr_index, plain_queries(topics), output, progress=False, tag="bm25")
+    recorded = FIXTURES / "runs" / "tiny-fr.bm25-human.dev.trec"
+    assert output.read_bytes() == recorded.read_bytes()
+
+
+def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(tmp_path: Path) -> None:
+    collection = tmp_path / "twins"
+    collection.mkdir()
+    (collection / "manifest.json").write_bytes((TINY_FR / "manifest.json").read_bytes())
+    twins = [f"chat-{letter}" for letter in "cadb"]  # the same text: the same score
+    documents = [(docid, "le chat dort sur le lit") for docid in twins] + [
+        ("chien", "le chien dort dehors, le chat aussi, et le chat rentre"),
+        ("souris", "la souris dort"),
+    ]
+    (collection / "corpus.jsonl").write_text(
+        "".join(json.dumps({"id": i, "contents": text}) + "\n" for i, text in documents),
+        encoding="utf-8",
+    )
+    index = tmp_path / "twins-index"
+    build_index(collection, index, verbose=False)
+    query = StructuredQuery.plain("q", "chat")
+    with Searcher(index) as searcher:
+        ranked = searcher.search(query, 100)
+        # the four twins tie; trec_eval ranks tied documents by docid, descending
+        assert [hit.docid for hit in ranked] == ["chien", "chat-d", "chat-c", "chat-b", "chat-a"]
+        assert len({hit.score for hit in ranked[1:]}) == 1
+        for hits in range(1, len(ranked) + 1):
+            assert searcher.search(query, hits) == ranked[:hits]
+
+
+def test_a_bm25_search_imports_no_numpy(fr_index: Path, tmp_path: Path) -> None:
+    # numpy's import is about a tenth of a one-query `clir search` from a cold shell; only
+    # the dense vectors need it.
+    code = (
+        "import sys\n"
+        "from clir_toolkit.cli import main\n"
+        f"status = main(['search', '--index', {str(fr_index)!r}, '--topics', "
+        f"{str(TINY_FR / 'topics.dev.tsv')!r}, '--output', {str(tmp_path / 'run.trec')!r}, "
+        "'--quiet'])\n"
+        "print(status, 'numpy' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip().splitlines()[-1] == "0 False", result.stderr
+    assert read_run(tmp_path / "run.trec")

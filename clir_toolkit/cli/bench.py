@@ -48,6 +48,31 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     b.set_defaults(handler=cmd_bench_search)
     b = bench.add_parser(
+        "commands",
+        parents=[common],
+        help="whole commands from a cold shell: clir --help, one query, all topics vs Anserini",
+        description="Time whole commands, each in a fresh process as a user types it (wall "
+        "and CPU seconds, peak memory; the median of --runs): clir --help; clir search of the "
+        "first topic, untranslated and translated; clir search of every topic, --threads 1 "
+        "and then with its default threads (one per core), against Anserini's own "
+        "SearchCollection with as many threads on the same index and topics, taken in turns, "
+        "with both runs compared (same scores, the same ranks up to ties).",
+    )
+    b.add_argument("--index", required=True, type=Path)
+    _topic_options(b)
+    b.add_argument("--hits", type=int, default=100, help="documents per topic (default 100)")
+    b.add_argument("--runs", type=int, default=5, help="timed runs of each (default 5)")
+    b.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    b.add_argument(
+        "--translate",
+        default="dict",
+        help="the translator of the one-query row ('none': no such row; default dict)",
+    )
+    b.add_argument(
+        "--no-anserini", action="store_true", help="time clir search alone, without Anserini"
+    )
+    b.set_defaults(handler=cmd_bench_commands)
+    b = bench.add_parser(
         "rerank",
         parents=[common],
         help="pairs/s scored and training steps/s of K-NRM and the dual encoder",
@@ -98,6 +123,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
     from clir_toolkit.bench import bench_search, format_bench_search
+    from clir_toolkit.rerank.threads import usable_cores
 
     translation = _translation(args)
     if args.ray is not None:
@@ -111,11 +137,31 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         k1=args.k1,
         b=args.b,
         structure=args.structure or translation.default_structure,
-        threads=args.threads,
+        threads=args.threads or usable_cores(),
         repeat=args.repeat,
         translation=translation,
     )
     print(format_bench_search(result))
+    return 0
+
+
+def cmd_bench_commands(args: argparse.Namespace) -> int:
+    import os
+
+    from clir_toolkit.bench import bench_commands, format_bench_commands
+
+    for name in ("hits", "runs"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1 (got {getattr(args, name)})")
+    if args.warmup < 0:
+        raise UsageError(f"--warmup must be 0 or more (got {args.warmup})")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    rows = bench_commands(
+        args.index, _read_topics(args), hits=args.hits, runs=args.runs, warmup=args.warmup,
+        translate=None if args.translate == "none" else args.translate,
+        anserini=not args.no_anserini,
+    )  # fmt: skip
+    print(format_bench_commands(rows, load))
     return 0
 
 

@@ -45,7 +45,7 @@ from clir_toolkit.formats.corpus import iter_corpus, write_corpus_jsonl
 from clir_toolkit.formats.lines import count_lines, iter_lines
 from clir_toolkit.formats.qrels import read_qrels, write_qrels
 from clir_toolkit.formats.records import Doc, Qrel, RunRow, Topic
-from clir_toolkit.formats.runs import read_run, sort_run, write_run
+from clir_toolkit.formats.runs import read_run, sort_run, write_ranked_run, write_run
 from clir_toolkit.formats.topics import read_topics, write_topics_tsv
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "sort_run",
     "write_corpus_jsonl",
     "write_qrels",
+    "write_ranked_run",
     "write_run",
     "write_topics_tsv",
 ]

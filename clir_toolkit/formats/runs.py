@@ -10,7 +10,8 @@ the order every evaluator sees.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.files import atomic_write
@@ -45,7 +46,7 @@ def read_run(path: PathLike) -> list[RunRow]:
     return rows
 
 
-def _trec_eval_order(rows: list[RunRow]) -> list[RunRow]:
+def _trec_eval_order(rows: Sequence[Any]) -> list[Any]:
     """Score descending, ties by docid descending (trec_eval's ``comp_sim_docno``)."""
     ordered = sorted(rows, key=lambda row: row.docid, reverse=True)
     ordered.sort(key=lambda row: row.score, reverse=True)  # stable: keeps the docid order
@@ -78,6 +79,16 @@ def _format_score(score: float) -> str:
     return repr(float(score) + 0.0)
 
 
+class Scored(Protocol):
+    """A retrieved document as a searcher returns it: its id and its score."""
+
+    @property
+    def docid(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
 def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) -> None:
     """Write a TREC run sorted by :func:`sort_run`; ``tag`` replaces every row's tag.
 
@@ -87,9 +98,44 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
     by_query: dict[str, list[RunRow]] = {}
     for row in rows:
         by_query.setdefault(row.qid, []).append(row)
+    _write_grouped(path, by_query, tag)
+
+
+def write_ranked_run(
+    path: PathLike, ranked: Iterable[tuple[str, Sequence[Scored]]], tag: str
+) -> None:
+    """Write the documents each query retrieved, ``(qid, hits)`` pairs, as a TREC run: the
+    file :func:`write_run` writes of their rows, without making a row of each hit first (a
+    tenth of a second for 100,000 hits); the same checks, the same order."""
+    by_query: dict[str, list[Scored]] = {}
+    for qid, hits in ranked:
+        if hits:  # a query that found nothing has no line, as it has no row
+            by_query.setdefault(qid, []).extend(hits)
+    _write_grouped(path, by_query, tag)
+
+
+def _write_grouped(path: PathLike, by_query: Mapping[str, Sequence[Any]], tag: str | None) -> None:
+    """Check, then write atomically, each query's rows (or hits, when ``tag`` is given)."""
+    _check_rows(path, by_query, tag)
+    with atomic_write(path) as handle:
+        for qid, query_rows in by_query.items():
+            handle.write(
+                "".join(
+                    f"{qid} Q0 {row.docid} {rank} {_format_score(row.score)} "
+                    f"{row.tag if tag is None else tag}\n"
+                    for rank, row in enumerate(_trec_eval_order(query_rows), start=1)
+                )
+            )
+
+
+def _check_rows(path: PathLike, by_query: Mapping[str, Sequence[Any]], tag: str | None) -> None:
+    """Refuse a run that could not be read back: a bad id or tag, a docid twice for a query,
+    a score that is not a finite number; the first such row is named. A docid retrieved for
+    many queries is checked once (1,000 topics × 100 hits name a few thousand documents)."""
     tags = {tag} if tag is not None else {row.tag for rows_ in by_query.values() for row in rows_}
     for value in tags:
         check_id(path, None, "tag", value)
+    valid_docids: set[str] = set()
     for qid, query_rows in by_query.items():
         check_id(path, None, "qid", qid)
         seen: set[str] = set()
@@ -102,7 +148,8 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
                     "keep one row per (query, document)",
                 )
             seen.add(row.docid)
-            check_id(path, None, "docid", row.docid)
+            if row.docid not in valid_docids:
+                valid_docids.add(check_id(path, None, "docid", row.docid))
             try:
                 finite = math.isfinite(row.score)
             except (TypeError, OverflowError):  # not a number, or an int beyond any float
@@ -114,9 +161,3 @@ def write_run(path: PathLike, rows: Iterable[RunRow], tag: str | None = None) ->
                     f"score {row.score} of docid {row.docid} for query {qid} is not "
                     "a finite number",
                 )
-    with atomic_write(path) as handle:
-        for qid, query_rows in by_query.items():
-            for rank, row in enumerate(_trec_eval_order(query_rows), start=1):
-                row_tag = tag if tag is not None else row.tag
-                score = _format_score(row.score)
-                handle.write(f"{qid} Q0 {row.docid} {rank} {score} {row_tag}\n")

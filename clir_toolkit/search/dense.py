@@ -37,8 +37,6 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.formats import RunRow, Topic
 from clir_toolkit.index import read_index_info
@@ -56,6 +54,8 @@ from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
 from clir_toolkit.vectors import read_graph, read_vectors
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from clir_toolkit.expand.feedback import Feedback
 
 DEFAULT_HYBRID_WEIGHT = 0.5
@@ -162,6 +162,8 @@ class DenseSearcher:
         """The stored vectors, through a fine-tuned document tower: ``f_d(d) / (|f_d(d)| +
         ε)``, so that a dot product with ``f_q(q)`` ranks as the smooth cosine (the query's
         own ``|f_q(q)| + ε`` is the same for all of its documents)."""
+        import numpy as np
+
         if self._tuned is None:
             return vectors
         import torch
@@ -173,6 +175,8 @@ class DenseSearcher:
 
     def query_vectors(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """The queries' vectors (through the fine-tuned query tower, with ``--model``)."""
+        import numpy as np
+
         from clir_toolkit.rerank.pretrained import encode_batched
 
         vectors = encode_batched(self.encoder, list(texts), True, "encoding queries", progress)
@@ -186,6 +190,8 @@ class DenseSearcher:
     def search(self, vector: np.ndarray, hits: int) -> list[Hit]:
         """The ``hits`` documents closest to one query vector, ties by docid descending; none
         for a query the encoder gives no direction (an empty text)."""
+        import numpy as np
+
         if not np.any(vector):
             return []
         if self._graph is not None:
@@ -195,6 +201,8 @@ class DenseSearcher:
 
     def _approximate(self, vector: np.ndarray, hits: int) -> list[Hit]:
         """The best documents the HNSW graph finds for one query vector."""
+        import numpy as np
+
         count = min(hits, len(self.docids))
         self._graph.hnsw.efSearch = max(self.ef_search, count)
         scores, rows = self._graph.search(vector.reshape(1, -1).astype(np.float32), count)
@@ -216,6 +224,8 @@ def top_hits(scores: np.ndarray, docids: Sequence[str], hits: int) -> list[Hit]:
     """The ``hits`` best of ``scores`` (one per document of ``docids``), by score descending,
     ties by docid descending as trec_eval reads a run; a tie at the cut is settled the same
     way, so the hits do not depend on how numpy partitions."""
+    import numpy as np
+
     count = min(hits, len(scores))
     if count <= 0:
         return []

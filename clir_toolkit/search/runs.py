@@ -18,13 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.formats import RunRow, Topic, write_run
+from clir_toolkit.formats import RunRow, Topic, write_ranked_run, write_run
 from clir_toolkit.query import StructuredQuery
 
 if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
 
-from clir_toolkit.search.searcher import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, STRUCTURES, Searcher
+from clir_toolkit.search.searcher import (
+    DEFAULT_B,
+    DEFAULT_HITS,
+    DEFAULT_K1,
+    STRUCTURES,
+    Hit,
+    Searcher,
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,7 @@ def search_rows(
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
     structure: str = "or",
-    threads: int = 1,
+    threads: int | None = 1,
     tag: str = "clir",
     progress: bool = True,
     feedback: Feedback | None = None,
@@ -80,14 +87,30 @@ def search_rows(
     the same rows as it does among all of them: what query-parallel search relies on
     (:mod:`clir_toolkit.distributed.search`).
     """
+    ranked = search_ranked(index, queries, hits=hits, k1=k1, b=b, structure=structure,
+                           threads=threads, progress=progress, feedback=feedback)  # fmt: skip
+    return ranked_rows(ranked, tag)
+
+
+def search_ranked(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    *,
+    hits: int,
+    k1: float,
+    b: float,
+    structure: str,
+    threads: int | None,
+    progress: bool,
+    feedback: Feedback | None,
+) -> list[tuple[str, list[Hit]]]:
+    """Each query's id and hits, best first, in the queries' order."""
     if structure not in STRUCTURES:
         raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
     if hits < 1:
         raise UsageError(f"--hits must be at least 1 (got {hits})")
     with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
-        return ranked_rows(
-            searcher.batch_search(queries, hits, structure, progress, feedback), tag
-        )
+        return list(searcher.batch_search(queries, hits, structure, progress, feedback))
 
 
 def ranked_rows(
@@ -113,10 +136,15 @@ def write_search_run(
     """Write the run of :func:`search_rows` (atomically, sorted, ties by docid) and say which
     queries found nothing."""
     write_run(output, rows, tag=tag)
+    note_empty_queries(empty, progress)
+    return SearchStats(queries, empty, len(rows), time.perf_counter() - started)
+
+
+def note_empty_queries(empty: list[str], progress: bool) -> None:
+    """Say on stderr which queries found nothing (unless quiet)."""
     if empty and progress:
         shown = ", ".join(empty[:5]) + (" ..." if len(empty) > 5 else "")
         print(f"note: {len(empty)} queries retrieved nothing ({shown})", file=sys.stderr)
-    return SearchStats(queries, empty, len(rows), time.perf_counter() - started)
 
 
 def search_to_run(
@@ -128,15 +156,19 @@ def search_to_run(
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
     structure: str = "or",
-    threads: int = 1,
+    threads: int | None = 1,
     tag: str = "clir",
     progress: bool = True,
     feedback: Feedback | None = None,
 ) -> SearchStats:
-    """Search every query and write one TREC run (atomically, sorted, ties by docid)."""
+    """Search every query and write one TREC run (atomically, sorted, ties by docid): the
+    file :func:`write_search_run` writes of :func:`search_rows`' rows, written from the hits
+    without making a row of each (:func:`~clir_toolkit.formats.write_ranked_run`)."""
     started = time.perf_counter()
-    rows, empty = search_rows(
-        index, queries, hits=hits, k1=k1, b=b, structure=structure, threads=threads, tag=tag,
-        progress=progress, feedback=feedback,
-    )  # fmt: skip
-    return write_search_run(output, rows, empty, len(queries), tag, progress, started)
+    ranked = search_ranked(index, queries, hits=hits, k1=k1, b=b, structure=structure,
+                           threads=threads, progress=progress, feedback=feedback)  # fmt: skip
+    write_ranked_run(output, ranked, tag=tag)
+    empty = [qid for qid, found in ranked if not found]
+    note_empty_queries(empty, progress)
+    written = sum(len(found) for _, found in ranked)
+    return SearchStats(len(queries), empty, written, time.perf_counter() - started)
