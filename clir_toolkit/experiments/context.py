@@ -102,6 +102,25 @@ def ensure_index(context: RunContext, family: str, language: str, variant: str) 
     return index
 
 
+def ensure_vectors(
+    context: RunContext, family: str, language: str, variant: str, encoder: str
+) -> Path:
+    """The index of that collection holding its documents' vectors by ``encoder``, in the
+    installed version: added (as ``clir index --dense ENCODER`` adds them, without rebuilding
+    Lucene) when it holds none, another encoder's or another version's."""
+    from clir_toolkit.index import add_dense_vectors, read_index_info
+    from clir_toolkit.rerank.encoders import encoder_fingerprint
+
+    index = ensure_index(context, family, language, variant)
+    record = read_index_info(index).dense
+    fingerprint = encoder_fingerprint(encoder)
+    if record is None or (record.encoder, record.fingerprint) != (encoder, fingerprint):
+        context.log(f"adding the documents' {encoder} vectors to {index}")
+        collection = context.workspace.collection(family, language, variant)
+        add_dense_vectors(index, encoder, collection, verbose=False)
+    return index
+
+
 def resolve_auto_resources(
     options: dict[str, Any], language: str, context: RunContext
 ) -> dict[str, Any]:

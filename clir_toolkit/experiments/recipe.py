@@ -22,6 +22,16 @@ regenerates ``RESULTS.md`` beside the recipes. A first-stage (``kind = "search"`
     [tune]                                  # optional grid, chosen on the dev split only
     k1 = [0.9, 1.2]
 
+A dense or hybrid first stage (``clir search --dense`` and ``--hybrid``) names the sentence
+encoder whose document vectors it searches; ``clir run`` adds them to the index when it
+holds none of that encoder (``clir index --dense ENCODER``)::
+
+    [search]
+    hybrid = true                           # or dense = true: the dense run alone
+    hybrid_weight = 0.5                     # the dense run's weight in the fusion
+    encoder = "use-m3"                      # (the default) e5-small, or hf:DIR
+    translate = "dict"                      # the BM25 side of hybrid, as above
+
 The collections of a family are :data:`COLLECTIONS`'s: ``collection = "ddtp"`` runs on
 ``ddtp-en-L[-hard]`` (built from the apt lists an earlier fetch saved under
 ``$CLIR_DATA/ddtp/lists``, else fetched there), and its runs go to
@@ -131,6 +141,7 @@ def load_recipe(path: str | Path) -> Recipe:
         path, "search", values.get("search", {}), SEARCH_PARAMS, "options", SEARCH_FIX
     )
     tune = _check_tune(path, values.get("tune", {}))
+    _check_first_stage(path, search, tune)
     if kind == "rerank":
         check_rerank_table(path, {**values, **top, "name": name})
     elif "rerank" in values:
@@ -202,6 +213,32 @@ def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
     lists = {key: dataclasses.replace(param, shape="list") for key, param in SEARCH_PARAMS.items()}
     checked = check_table(path, "tune", table, lists, "options", SEARCH_FIX)
     return {key: list(values) for key, values in checked.items()}
+
+
+def _check_first_stage(path: Path, search: dict[str, Any], tune: dict[str, list[Any]]) -> None:
+    """Refuse a recipe whose runs (any point of its grid) would be dense and hybrid at once,
+    as ``clir search --dense --hybrid`` is refused, or that names an ``hf:DIR`` encoder
+    whose directory is not there (before any work)."""
+
+    def values(key: str) -> list[Any]:
+        return tune.get(key, [search.get(key, SEARCH_PARAMS[key].default)])
+
+    for encoder in values("encoder"):
+        directory = encoder.removeprefix("hf:")
+        if directory != encoder and not Path(directory).is_dir():
+            raise FormatError(
+                path,
+                None,
+                f"[search] encoder = {show(encoder)}: no such directory {directory}",
+                "name a local transformers model's directory, or use-m3",
+            )
+    if True in values("dense") and True in values("hybrid"):
+        raise FormatError(
+            path,
+            None,
+            "[search] dense and hybrid are both true",
+            "choose one: dense = true (the dense run alone) or hybrid = true (fused with BM25)",
+        )
 
 
 def run_names(recipe: Recipe) -> list[str]:

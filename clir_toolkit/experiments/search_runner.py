@@ -5,7 +5,9 @@ Values in ``[tune]`` are chosen by nDCG@10 on the dev split (tuning runs retriev
 complete final runs), then the dev and test runs are written with the chosen values. A
 run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunContext.reusable`):
 its sidecar records the recipe file, the split's topics and the indexed collection it was
-made from, and the code of :data:`RUN_CODE`. A rerank recipe's first stage
+made from, the code of :data:`RUN_CODE` and, for a dense or hybrid run, the version of its
+encoder (whose document vectors are added to the index when it holds none:
+:func:`~clir_toolkit.experiments.context.ensure_vectors`). A rerank recipe's first stage
 (:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
 split as well.
 """
@@ -20,7 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
-from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
+from clir_toolkit.experiments.context import (
+    RunContext,
+    ensure_index,
+    ensure_vectors,
+    resolve_auto_resources,
+)
 from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
 from clir_toolkit.experiments.tables import SEARCH_PARAMS
 from clir_toolkit.files import scratch
@@ -60,29 +67,66 @@ def search_run(
     output: Path,
     language: str,
 ) -> None:
-    """One first-stage run with the recipe's options (``clir search`` as a library call)."""
+    """One first-stage run with the recipe's options (``clir search`` as a library call):
+    BM25 of the translated queries, the dense run of the topics' own text (``dense``), or
+    the two fused (``hybrid``). A dense or hybrid run needs the index's vectors by the
+    options' encoder (:func:`first_stage_index`)."""
     from clir_toolkit.expand.feedback import feedback_from
     from clir_toolkit.formats import read_topics
     from clir_toolkit.search import search_to_run
+    from clir_toolkit.search.dense import dense_search_to_run, hybrid_search_to_run
     from clir_toolkit.translate.pipeline import build_queries
 
     values = search_options(options)
+    topics = read_topics(topics_path)
+    common = {"hits": values["hits"], "tag": recipe.name, "progress": False}
+    if values["dense"]:
+        # The encoder maps the topic's own text near its documents: nothing to translate.
+        dense_search_to_run(index, topics, output, encoder=values["encoder"], **common)
+        return
     translation = translation_options(values)
     if recipe.topics == "human":
         translation = replace(translation, translate="none", expand=None)
-    queries = build_queries(read_topics(topics_path), translation, language)
-    search_to_run(
-        index,
-        queries,
-        output,
-        hits=values["hits"],
-        k1=values["k1"],
-        b=values["b"],
-        structure=values["structure"],
-        tag=recipe.name,
-        progress=False,
-        feedback=feedback_from(values),
-    )
+    queries = build_queries(topics, translation, language)
+    bm25 = {
+        "k1": values["k1"],
+        "b": values["b"],
+        "structure": values["structure"],
+        "feedback": feedback_from(values),
+    }
+    if values["hybrid"]:
+        hybrid_search_to_run(
+            index, queries, topics, output, hybrid_weight=values["hybrid_weight"],
+            encoder=values["encoder"], **common, **bm25,
+        )  # fmt: skip
+    else:
+        search_to_run(index, queries, output, **common, **bm25)
+
+
+def first_stage_index(
+    context: RunContext, recipe: Recipe, language: str, options: Mapping[str, Any]
+) -> Path:
+    """The index a run of ``recipe`` with ``options`` searches, made if missing: with the
+    documents' vectors by the options' encoder when the run is dense or hybrid."""
+    values = search_options(options)
+    if values["dense"] or values["hybrid"]:
+        return ensure_vectors(
+            context, recipe.collection, language, recipe.variant, values["encoder"]
+        )
+    return ensure_index(context, recipe.collection, language, recipe.variant)
+
+
+def dense_encoders(recipe: Recipe) -> list[str]:
+    """The encoders whose vectors the recipe's runs may search: none when no point of its
+    grid is dense or hybrid."""
+    defaults = search_options(recipe.search)
+
+    def values(key: str) -> list[Any]:
+        return recipe.tune.get(key, [defaults[key]])
+
+    if True not in values("dense") and True not in values("hybrid"):
+        return []
+    return sorted(set(values("encoder")))
 
 
 def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
@@ -95,18 +139,22 @@ def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
 
 
 def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
-    """What a first-stage run is made from: the recipe file, the split's topics and the
-    indexed collection (its code, :data:`RUN_CODE`, is checked beside the key)."""
+    """What a first-stage run is made from: the recipe file, the split's topics, the indexed
+    collection and, for a dense or hybrid run, the version of each encoder whose vectors it
+    searches (its code, :data:`RUN_CODE`, is checked beside the key)."""
     from clir_toolkit.files import sha256_file
     from clir_toolkit.index import read_index_info
+    from clir_toolkit.rerank.encoders import encoder_fingerprint
 
-    return digest(
-        {
-            "recipe_sha256": sha256_file(recipe.path),
-            "topics_sha256": sha256_file(topics),
-            "index": read_index_info(index).collection_sha256,
-        }
-    )
+    inputs: dict[str, Any] = {
+        "recipe_sha256": sha256_file(recipe.path),
+        "topics_sha256": sha256_file(topics),
+        "index": read_index_info(index).collection_sha256,
+    }
+    encoders = dense_encoders(recipe)
+    if encoders:  # (a BM25 run's key is what it was before dense runs)
+        inputs["encoders"] = {name: encoder_fingerprint(name) for name in encoders}
+    return digest(inputs)
 
 
 def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> RecipeOutcome:
@@ -138,7 +186,8 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
             for combination in candidates:
                 # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all.
                 options = {**search, **combination, "hits": TUNE_HITS}
-                search_run(recipe, options, index, topics["dev"], trial, language)
+                searched = first_stage_index(context, recipe, language, options)
+                search_run(recipe, options, searched, topics["dev"], trial, language)
                 result = evaluate_runs(
                     collection.split_file("qrels", "dev"), [trial], measures=TUNE_MEASURE
                 )
@@ -149,10 +198,11 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
         chosen = best[1]
     elif candidates and candidates[0]:
         chosen = candidates[0]
+    searched = first_stage_index(context, recipe, language, {**search, **chosen})
     for split in SPLITS:
         # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
         # whose sidecar is still the earlier one's is not fresh: its checksum differs).
-        search_run(recipe, {**search, **chosen}, index, topics[split], runs[split], language)
+        search_run(recipe, {**search, **chosen}, searched, topics[split], runs[split], language)
         mark_fresh(runs[split], keys[split], {"chosen": chosen}, RUN_CODE)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
@@ -186,7 +236,8 @@ def ensure_first_stage(search: Recipe, language: str, context: RunContext) -> di
         if not context.reusable(output, key, RUN_CODE):
             context.log(f"first stage {search.name} on {language}, {split} split → {output}")
             options = resolve_auto_resources(search.search, language, context)
-            search_run(search, options, index, topics, output, language)
+            searched = first_stage_index(context, search, language, options)
+            search_run(search, options, searched, topics, output, language)
             mark_fresh(output, key, {"chosen": {}}, RUN_CODE)
         runs[split] = output
     return runs

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from clir_toolkit import plugins
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
 from clir_toolkit.experiments.families import COLLECTIONS
-from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
+from clir_toolkit.params import SAFE_NAME, Form, Param, declare, renamed, show
 from clir_toolkit.plugins import Names
+from clir_toolkit.rerank.encoders import ENCODERS
 from clir_toolkit.search import BM25_PARAMS
+from clir_toolkit.search.dense import DENSE_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
+from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
 if TYPE_CHECKING:
     from clir_toolkit.experiments.context import RunContext
@@ -46,14 +50,30 @@ def recipe_runner(kind: str) -> RecipeRunner:
     return runner
 
 
+ENCODER_NAME = Form(
+    "|".join([*map(re.escape, ENCODERS), "hf:.+"]),
+    "one of " + ", ".join(show(name) for name in [*ENCODERS, "hf:DIR"]),
+)
+"""The encoders whose vectors a recipe's dense or hybrid first stage may search."""
+
+DENSE_KEYS = ("dense", "hybrid", "hybrid_weight", "encoder")
+"""The options of ``clir search``'s dense and hybrid first stages that a recipe takes (not
+``model``, ``approximate`` and ``ef_search``: a recipe searches every vector of the
+encoder it names)."""
+
+
 def _search_params() -> dict[str, Param]:
-    """``clir search``'s declared options (translation, BM25, feedback), with what differs in
-    a recipe: ``parallel`` and ``embed`` may be ``"auto"``; ``keep_source`` defaults to 0 and
-    ``structure`` to ``"or"`` (the recipes' rows were measured so; each recipe says otherwise
-    where it needs to); no ``threads``."""
+    """``clir search``'s declared options (translation, BM25, feedback, dense and hybrid),
+    with what differs in a recipe: ``parallel`` and ``embed`` may be ``"auto"``;
+    ``keep_source`` defaults to 0 and ``structure`` to ``"or"`` (the recipes' rows were
+    measured so; each recipe says otherwise where it needs to); ``encoder`` defaults to
+    :data:`~clir_toolkit.vectors.DEFAULT_DENSE_ENCODER` (the recipe, not the index, says
+    which vectors its runs come from: ``clir run`` adds them to the index when missing) and
+    must name an encoder; no ``threads``."""
     translation = dict(TRANSLATION_PARAMS)
     keep_source = translation.pop("keep_source")
     search = {key: BM25_PARAMS[key] for key in ("structure", "k1", "b", "hits")}
+    dense = {key: DENSE_PARAMS[key] for key in DENSE_KEYS}
     recipe = {
         "parallel": dataclasses.replace(
             translation["parallel"], doc='parallel text of dict_mode = "weighted" ("auto": built)'
@@ -66,8 +86,13 @@ def _search_params() -> dict[str, Param]:
             "best translation (0: translations only; clir search's default is 0.5)",
         ),
         "structure": dataclasses.replace(search["structure"], default="or"),
+        "encoder": dataclasses.replace(
+            dense["encoder"], default=DEFAULT_DENSE_ENCODER, optional=False, form=ENCODER_NAME,
+            doc="the sentence encoder of dense and hybrid: its vectors are added to the index "
+            "when missing",
+        ),
     }  # fmt: skip
-    params = {**translation, "keep_source": keep_source, **search, **FEEDBACK_PARAMS}
+    params = {**translation, "keep_source": keep_source, **search, **FEEDBACK_PARAMS, **dense}
     return {key: recipe.get(key, param) for key, param in params.items()}
 
 

