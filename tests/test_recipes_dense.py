@@ -112,3 +112,58 @@ def test_dense_and_hybrid_at_once_are_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "both.toml", "[search]\ndense = true\n[tune]\nhybrid = [false, true]\n")
     result = run_clir("run", str(path))
     assert_one_line_error(result, f"{path}: [search] dense and hybrid are both true")
+
+
+def ranked(path: Path, first: dict[str, list[str]]) -> Path:
+    """A run file: for each query, the given documents from rank 1 on."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"{qid} Q0 {docid} {rank} {10 - rank} {path.stem}"
+        for qid, docids in first.items()
+        for rank, docid in enumerate(docids, 1)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_results_give_the_best_run_over_the_human_translation(tmp_path: Path) -> None:
+    """RESULTS.md says, per language with human-translated queries, the test nDCG@10 of the
+    run best on dev divided by that of the human queries' run: the best is chosen on dev,
+    not on test (here the other English run is better on test)."""
+    from clir_toolkit.evaluate import evaluate_runs
+    from clir_toolkit.experiments.recipe import RecipeOutcome
+    from clir_toolkit.experiments.results import write_results
+
+    workspace = workspace_with_tiny_fr(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    best = {"q1": ["ls.1"], "q2": ["cp.1"], "q3": ["rm.1"], "q4": ["grep.1"], "q5": ["kill.1"]}
+    worse = {"q1": ["cp.1", "ls.1"], "q2": ["ls.1", "cp.1"], "q3": ["ls.1", "rm.1"]}
+    human = {**best, "q6": ["passwd.1"], "q1": ["ls.1", "mkdir.1"]}
+    rankings = {  # recipe → split → ranking
+        "a": {"dev": worse, "test": best},
+        "b": {"dev": best, "test": worse},
+        "human": {"dev": human, "test": human},
+    }
+    outcomes = []
+    for name, splits in rankings.items():
+        topics = 'topics = "human"\n' if name == "human" else ""
+        recipe = load_recipe(write(recipes / f"{name}.toml", topics))
+        runs = {
+            split: ranked(workspace.run(recipe, "fr", split), ranking)
+            for split, ranking in splits.items()
+        }
+        outcomes.append(RecipeOutcome(recipe, "fr", runs, {}, 0.0))
+    results = recipes / "RESULTS.md"
+    write_results(results, outcomes, workspace, "clir run recipes/*.toml", 1.0)
+
+    qrels = workspace.collection("manpages", "fr", "standard") / "qrels.test.txt"
+    test = evaluate_runs(qrels, [o.runs["test"] for o in outcomes], measures="nDCG@10").means
+    b, h = test["b"]["nDCG@10"], test["human"]["nDCG@10"]
+    assert test["a"]["nDCG@10"] > b  # a is the better run on test, b on dev
+    line = f"- manpages-en-fr: best / human: {b / h:.3f} (best run b, nDCG@10 test {b:.4f} / "
+    assert line + f"{h:.4f} of human)" in results.read_text(encoding="utf-8").splitlines()
+
+    # Without a run of human-translated queries, there is nothing to compare with.
+    write_results(results, outcomes[:2], workspace, "clir run recipes/*.toml", 1.0)
+    assert "best / human" not in results.read_text(encoding="utf-8")
