@@ -212,3 +212,26 @@ def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
                     top.setdefault(name, {}).setdefault(row.qid, set()).add(row.docid)
         assert len(top["dual"]) == 6 and top["dual"] == top["hybrid"]
     assert "| dual | hybrid |" in results.read_text(encoding="utf-8")
+
+
+def test_a_change_to_the_dense_search_makes_dense_runs_stale_not_bm25_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code of a dense or hybrid run includes the dense search; a BM25 run's does not
+    (the rule is pointed at a copy of the source, which the test edits)."""
+    from clir_toolkit import freshness
+    from clir_toolkit.experiments.search_runner import run_code
+    from clir_toolkit.freshness import is_fresh, mark_fresh
+
+    package = tmp_path / "src" / "clir_toolkit"
+    shutil.copytree(freshness.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(freshness, "PACKAGE", package)
+    runs = {}
+    for name, search in (("bm25", 'translate = "none"'), ("hybrid", "hybrid = true")):
+        recipe = load_recipe(write(tmp_path / f"{name}.toml", f"[search]\n{search}\n"))
+        runs[name] = (write(tmp_path / f"{name}.trec", "made\n"), run_code(recipe))
+        mark_fresh(runs[name][0], "key", code=runs[name][1])
+    with open(package / "search" / "dense.py", "a", encoding="utf-8") as handle:
+        handle.write("\nEDITED_BY_A_TEST = 1\n")
+    assert is_fresh(runs["bm25"][0], "key", runs["bm25"][1])
+    assert not is_fresh(runs["hybrid"][0], "key", runs["hybrid"][1])

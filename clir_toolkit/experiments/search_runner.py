@@ -5,7 +5,7 @@ Values in ``[tune]`` are chosen by nDCG@10 on the dev split (tuning runs retriev
 complete final runs), then the dev and test runs are written with the chosen values. A
 run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunContext.reusable`):
 its sidecar records the recipe file, the split's topics and the indexed collection it was
-made from, the code of :data:`RUN_CODE` and, for a dense or hybrid run, the version of its
+made from, its code (:func:`run_code`) and, for a dense or hybrid run, the version of its
 encoder (whose document vectors are added to the index when it holds none:
 :func:`~clir_toolkit.experiments.context.ensure_vectors`). A rerank recipe's first stage
 (:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
@@ -14,6 +14,7 @@ split as well.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import time
 from collections.abc import Mapping
@@ -44,6 +45,11 @@ RUN_CODE = (__name__,)
 """The code a first-stage run depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
 this module and what it imports — search, translation, expansion, analysis, the recipes'
 declared defaults — but not the rerankers, the reports or the command line."""
+DENSE_CODE = "clir_toolkit.search.dense"
+"""The dense and hybrid searches, part of the code of a dense or hybrid run only
+(:func:`run_code`). This module reaches it by name (:func:`_dense_search`), not by an
+import: it imports the fine-tuned encoders (for ``clir search --model``), and a change to
+their training code must not make BM25 runs stale."""
 
 
 def search_options(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,7 +80,6 @@ def search_run(
     from clir_toolkit.expand.feedback import feedback_from
     from clir_toolkit.formats import read_topics
     from clir_toolkit.search import search_to_run
-    from clir_toolkit.search.dense import dense_search_to_run, hybrid_search_to_run
     from clir_toolkit.translate.pipeline import build_queries
 
     values = search_options(options)
@@ -82,7 +87,9 @@ def search_run(
     common = {"hits": values["hits"], "tag": recipe.name, "progress": False}
     if values["dense"]:
         # The encoder maps the topic's own text near its documents: nothing to translate.
-        dense_search_to_run(index, topics, output, encoder=values["encoder"], **common)
+        _dense_search().dense_search_to_run(
+            index, topics, output, encoder=values["encoder"], **common
+        )
         return
     translation = translation_options(values)
     if recipe.topics == "human":
@@ -95,12 +102,23 @@ def search_run(
         "feedback": feedback_from(values),
     }
     if values["hybrid"]:
-        hybrid_search_to_run(
+        _dense_search().hybrid_search_to_run(
             index, queries, topics, output, hybrid_weight=values["hybrid_weight"],
             encoder=values["encoder"], **common, **bm25,
         )  # fmt: skip
     else:
         search_to_run(index, queries, output, **common, **bm25)
+
+
+def _dense_search() -> Any:
+    """The module of the dense and hybrid searches, :data:`DENSE_CODE`."""
+    return importlib.import_module(DENSE_CODE)
+
+
+def run_code(recipe: Recipe) -> tuple[str, ...]:
+    """The code the recipe's runs depend on: :data:`RUN_CODE`, and :data:`DENSE_CODE` when
+    a point of its grid is dense or hybrid."""
+    return (*RUN_CODE, DENSE_CODE) if dense_encoders(recipe) else RUN_CODE
 
 
 def first_stage_index(
@@ -141,7 +159,7 @@ def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
 def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
     """What a first-stage run is made from: the recipe file, the split's topics, the indexed
     collection and, for a dense or hybrid run, the version of each encoder whose vectors it
-    searches (its code, :data:`RUN_CODE`, is checked beside the key)."""
+    searches (its code, :func:`run_code`, is checked beside the key)."""
     from clir_toolkit.files import sha256_file
     from clir_toolkit.index import read_index_info
     from clir_toolkit.rerank.encoders import encoder_fingerprint
@@ -169,7 +187,8 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
     topics = {split: collection.split_file(topics_kind(recipe.topics), split) for split in SPLITS}
     runs = {split: workspace.run(recipe, language, split) for split in SPLITS}
     keys = {split: run_key(recipe, topics[split], index) for split in SPLITS}
-    if all(context.reusable(runs[split], keys[split], RUN_CODE) for split in SPLITS):
+    code = run_code(recipe)
+    if all(context.reusable(runs[split], keys[split], code) for split in SPLITS):
         context.log(f"  reusing the runs of {recipe.name} on {language} (unchanged)")
         earlier = read_sidecar(runs["dev"]).get("chosen", {})
         return RecipeOutcome(recipe, language, runs, earlier, 0.0)
@@ -203,7 +222,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
         # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
         # whose sidecar is still the earlier one's is not fresh: its checksum differs).
         search_run(recipe, {**search, **chosen}, searched, topics[split], runs[split], language)
-        mark_fresh(runs[split], keys[split], {"chosen": chosen}, RUN_CODE)
+        mark_fresh(runs[split], keys[split], {"chosen": chosen}, code)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
 
@@ -233,11 +252,11 @@ def ensure_first_stage(search: Recipe, language: str, context: RunContext) -> di
             raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
         output = workspace.run(search, language, split)
         key = run_key(search, topics, index)
-        if not context.reusable(output, key, RUN_CODE):
+        if not context.reusable(output, key, run_code(search)):
             context.log(f"first stage {search.name} on {language}, {split} split → {output}")
             options = resolve_auto_resources(search.search, language, context)
             searched = first_stage_index(context, search, language, options)
             search_run(search, options, searched, topics, output, language)
-            mark_fresh(output, key, {"chosen": {}}, RUN_CODE)
+            mark_fresh(output, key, {"chosen": {}}, run_code(search))
         runs[split] = output
     return runs

@@ -24,7 +24,6 @@ from clir_toolkit.params import SAFE_NAME, Form, Param, declare, renamed, show
 from clir_toolkit.plugins import Names
 from clir_toolkit.rerank.encoders import ENCODERS
 from clir_toolkit.search import BM25_PARAMS
-from clir_toolkit.search.dense import DENSE_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
@@ -49,6 +48,10 @@ def recipe_runner(kind: str) -> RecipeRunner:
     runner: RecipeRunner = getattr(importlib.import_module(module), function)
     return runner
 
+
+DENSE_PARAMS: dict[str, Param] = importlib.import_module("clir_toolkit.search.dense").DENSE_PARAMS
+"""``clir search``'s dense and hybrid options, by name: the search module is part of the code
+of dense and hybrid runs only (``search_runner.DENSE_CODE``), not of every recipe's runs."""
 
 ENCODER_NAME = Form(
     "|".join([*map(re.escape, ENCODERS), "hf:.+"]),
