@@ -20,7 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clir_toolkit.errors import ClirError
-from clir_toolkit.experiments.recipe import Recipe, load_recipe
+from clir_toolkit.experiments.recipe import load_recipe
+from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import check_rerank_table, rerank_spec, sweep_recipes
 from clir_toolkit.experiments.tables import RECIPE_PARAMS, RERANK_PARAMS, SEARCH_PARAMS, SWEEP_KEYS
 from clir_toolkit.params import SAFE_NAME

@@ -132,7 +132,7 @@ def test_results_give_the_best_run_over_the_human_translation(tmp_path: Path) ->
     run best on dev divided by that of the human queries' run: the best is chosen on dev,
     not on test (here the other English run is better on test)."""
     from clir_toolkit.evaluate import evaluate_runs
-    from clir_toolkit.experiments.recipe import RecipeOutcome
+    from clir_toolkit.experiments.records import RecipeOutcome
     from clir_toolkit.experiments.results import write_results
 
     workspace = workspace_with_tiny_fr(tmp_path)

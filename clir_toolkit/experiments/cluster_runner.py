@@ -26,7 +26,8 @@ from typing import Any
 
 from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, connected, gather
 from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
-from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, find_recipe
+from clir_toolkit.experiments.recipe import find_recipe
+from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.rerank_table import rerank_spec, sweep_recipes
 from clir_toolkit.experiments.search_runner import ensure_first_stage
 from clir_toolkit.experiments.tables import recipe_runner

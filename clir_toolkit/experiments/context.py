@@ -22,7 +22,7 @@ from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.freshness import is_fresh
 
 if TYPE_CHECKING:
-    from clir_toolkit.experiments.recipe import Recipe
+    from clir_toolkit.experiments.records import Recipe
 
 AUTO_EMBED_DIM = 100
 AUTO_EMBED_EPOCHS = 10

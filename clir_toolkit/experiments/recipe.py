@@ -57,12 +57,12 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.families import COLLECTIONS
+from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import check_rerank_table, sweep_recipes
 from clir_toolkit.experiments.tables import (
     RECIPE_PARAMS,
@@ -71,50 +71,6 @@ from clir_toolkit.experiments.tables import (
     TABLES,
 )
 from clir_toolkit.params import SAFE_NAME, check_table, check_value, reject_unknown_keys, show
-
-if TYPE_CHECKING:
-    from clir_toolkit.experiments.rerank_runner import RerankDetails
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """One system, as read from its TOML file."""
-
-    path: Path
-    name: str
-    title: str
-    group: str
-    languages: tuple[str, ...]
-    collection: str = "manpages"
-    variant: str = "standard"
-    topics: str = "english"
-    baseline: bool = False
-    kind: str = "search"
-    search: dict[str, Any] = field(default_factory=dict)
-    tune: dict[str, list[Any]] = field(default_factory=dict)
-    rerank: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def groups(self) -> tuple[str, ...]:
-        """The groups the row belongs to (``group`` may list several, joined by " / ")."""
-        return tuple(g.strip() for g in self.group.split(" / "))
-
-
-@dataclass
-class RecipeOutcome:
-    """The runs one recipe wrote for one language (``runs``: split → run file).
-
-    A rerank recipe also names the first-stage run it reranked on each split, which
-    RESULTS.md tests it against, and the details of its reranker.
-    """
-
-    recipe: Recipe
-    language: str
-    runs: dict[str, Path]
-    chosen: dict[str, Any]
-    seconds: float
-    first_stage: dict[str, Path] = field(default_factory=dict)
-    rerank: RerankDetails | None = None
 
 
 def load_recipe(path: str | Path) -> Recipe:

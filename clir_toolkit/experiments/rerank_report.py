@@ -23,7 +23,7 @@ from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
     from clir_toolkit.experiments.context import Workspace
-    from clir_toolkit.experiments.recipe import RecipeOutcome
+    from clir_toolkit.experiments.records import RecipeOutcome
 
 FIGURE_MEASURES = ("P(rel=2)@1", "nDCG@5", "AP", "RR(rel=2)")
 """The measures of Liu et al.'s Figures 4 and 5, spelled for ir_measures."""

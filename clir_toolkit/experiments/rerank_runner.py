@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import RunContext, Workspace, ensure_index
-from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome, find_recipe
+from clir_toolkit.experiments.recipe import find_recipe
+from clir_toolkit.experiments.records import Recipe, RecipeOutcome, RerankDetails
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec, sweep_recipes
 from clir_toolkit.experiments.rerank_training import TrainedModel, train_model
 from clir_toolkit.experiments.search_runner import (
@@ -147,25 +147,6 @@ def training_scores(
     for example in examples:
         by_grade.setdefault(example.grade, []).append(scores[(example.qid, example.docid)])
     return by_grade
-
-
-@dataclass
-class RerankDetails:
-    """What RESULTS.md reports about a reranked row besides its measures."""
-
-    first_stage: str
-    model: Path
-    model_description: str
-    trained_on: str
-    tested_with: str
-    summary: dict[str, Any]
-    reused: bool
-    query_oov: dict[str, float]
-    sweep: dict[str, Any] = field(default_factory=dict)
-    figure: str | None = None
-    figure_title: str | None = None
-    training_scores: dict[int, list[float]] = field(default_factory=dict)
-    thresholds: tuple[float, float] | None = None
 
 
 def describe_model(summary: Mapping[str, Any]) -> str:

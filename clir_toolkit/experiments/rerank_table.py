@@ -48,9 +48,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clir_toolkit.errors import FormatError
+from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.tables import (
     MODEL_OPTION_KEYS,
     RERANK_KEYS,
@@ -61,9 +62,6 @@ from clir_toolkit.experiments.tables import (
     TRANSLATION_KEYS,
 )
 from clir_toolkit.params import SAFE_NAME, check_value, reject_unknown_keys, show
-
-if TYPE_CHECKING:
-    from clir_toolkit.experiments.recipe import Recipe
 
 
 def check_rerank_table(path: Path, values: Mapping[str, Any]) -> None:

@@ -19,7 +19,8 @@ from typing import Any
 
 from clir_toolkit.errors import FormatError
 from clir_toolkit.experiments.context import RunContext, Workspace
-from clir_toolkit.experiments.recipe import Recipe, find_recipe
+from clir_toolkit.experiments.recipe import find_recipe
+from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
 from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar

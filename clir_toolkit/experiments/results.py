@@ -26,7 +26,7 @@ from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
     from clir_toolkit.experiments.context import Workspace
-    from clir_toolkit.experiments.recipe import RecipeOutcome
+    from clir_toolkit.experiments.records import RecipeOutcome
 
 WIN_MEASURE = "nDCG@10"
 ALPHA = 0.05

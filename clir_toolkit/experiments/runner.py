@@ -14,7 +14,8 @@ from pathlib import Path
 from clir_toolkit.distributed.cluster import ClusterSpec
 from clir_toolkit.errors import ClirError
 from clir_toolkit.experiments.context import RunContext, Workspace
-from clir_toolkit.experiments.recipe import RecipeOutcome, check_distinct_names, load_recipe
+from clir_toolkit.experiments.recipe import check_distinct_names, load_recipe
+from clir_toolkit.experiments.records import RecipeOutcome
 from clir_toolkit.experiments.tables import recipe_runner
 
 

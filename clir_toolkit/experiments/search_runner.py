@@ -29,7 +29,7 @@ from clir_toolkit.experiments.context import (
     ensure_vectors,
     resolve_auto_resources,
 )
-from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
+from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.tables import SEARCH_PARAMS
 from clir_toolkit.files import scratch
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar

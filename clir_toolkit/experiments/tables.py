@@ -29,7 +29,7 @@ from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
 if TYPE_CHECKING:
     from clir_toolkit.experiments.context import RunContext
-    from clir_toolkit.experiments.recipe import Recipe, RecipeOutcome
+    from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 
 KINDS = {
     "search": "clir_toolkit.experiments.search_runner:run_search_recipe",
