@@ -138,6 +138,18 @@ def test_clir_run_reports_a_bad_recipe_value_in_one_line(tmp_path: Path) -> None
     assert_one_line_error(result, f'{path}: [search] hits: expected an integer, found "10"')
 
 
+def workspace_with_tiny_fr(root: Path) -> Workspace:
+    """A workspace whose French man-page collection is the hand-made one (dev = test): it
+    stands in for a built man-page collection."""
+    workspace = Workspace(root / "data", root / "indexes", root / "runs")
+    collection = workspace.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for kind in ("topics", "topics-human", "qrels"):
+        suffix = "txt" if kind == "qrels" else "tsv"
+        shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
+    return workspace
+
+
 def test_grid_lists_every_combination() -> None:
     assert grid({"k1": [0.9, 1.2], "b": [0.4]}) == [{"b": 0.4, "k1": 0.9}, {"b": 0.4, "k1": 1.2}]
     assert grid({}) == [{}]
@@ -145,13 +157,7 @@ def test_grid_lists_every_combination() -> None:
 
 @pytest.mark.java
 def test_recipes_write_runs_and_results(tmp_path: Path) -> None:
-    workspace = Workspace(tmp_path / "data", tmp_path / "indexes", tmp_path / "runs")
-    # The hand-made collection stands in for a built man-page collection (dev = test here).
-    collection = workspace.collection("manpages", "fr", "standard")
-    shutil.copytree(TINY_FR, collection)
-    for kind in ("topics", "topics-human", "qrels"):
-        suffix = "txt" if kind == "qrels" else "tsv"
-        shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
+    workspace = workspace_with_tiny_fr(tmp_path)
     recipes = tmp_path / "recipes"
     recipes.mkdir()
     write(

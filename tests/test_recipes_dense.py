@@ -18,6 +18,7 @@ from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import read_sidecar
 from clir_toolkit.index import SIDECAR
 from tests.conftest import FIXTURES, TINY_FR, assert_one_line_error, run_clir
+from tests.test_recipes import workspace_with_tiny_fr
 
 EN_FR = FIXTURES / "translate" / "en-fr.tsv"
 
@@ -25,17 +26,6 @@ EN_FR = FIXTURES / "translate" / "en-fr.tsv"
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def workspace_with_tiny_fr(root: Path) -> Workspace:
-    """A workspace whose French man-page collection is the hand-made one (dev = test)."""
-    workspace = Workspace(root / "data", root / "indexes", root / "runs")
-    collection = workspace.collection("manpages", "fr", "standard")
-    shutil.copytree(TINY_FR, collection)
-    for kind in ("topics", "topics-human", "qrels"):
-        suffix = "txt" if kind == "qrels" else "tsv"
-        shutil.copy(collection / f"{kind}.dev.{suffix}", collection / f"{kind}.test.{suffix}")
-    return workspace
 
 
 def clir_search(index: Path, topics: Path, output: Path, tag: str, *options: str) -> str:
