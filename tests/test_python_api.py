@@ -30,6 +30,21 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         clir_toolkit.nothing  # noqa: B018
 
 
+def test_the_query_structure_is_decided_by_the_translation() -> None:
+    """One rule for ``clir search``, ``clir bench search``, the demo and a notebook: the
+    structure asked for, else ``syn`` for term-by-term translations and ``or`` for plain
+    text; ``search_to_run``'s own default is what an untranslated ``clir search`` uses."""
+    import inspect
+
+    import clir_toolkit as ct
+
+    assert ct.TranslationOptions(translate="dict").structure() == "syn"
+    assert ct.TranslationOptions(translate="dict").structure("and") == "and"
+    assert ct.TranslationOptions(translate="mt", mt="apertium").structure() == "or"
+    untranslated = ct.TranslationOptions().structure()
+    assert inspect.signature(ct.search_to_run).parameters["structure"].default == untranslated
+
+
 @pytest.mark.java
 def test_index_search_and_evaluate_from_python(tmp_path: Path) -> None:
     import clir_toolkit as ct
@@ -42,7 +57,7 @@ def test_index_search_and_evaluate_from_python(tmp_path: Path) -> None:
         queries = ct.build_queries(topics, options, "fr")
         runs.append(tmp_path / f"{name}.trec")
         ct.search_to_run(tmp_path / "idx", queries, runs[-1], hits=10, progress=False,
-                         structure=options.default_structure)  # fmt: skip
+                         structure=options.structure())  # fmt: skip
     result = ct.evaluate_runs(TINY_FR / "qrels.dev.txt", runs, "nDCG@10 AP", baseline=str(runs[0]))
     table = result.to_dataframe()
     assert list(table.index) == ["none", "dict"] and list(table.columns)[:2] == ["nDCG@10", "AP"]

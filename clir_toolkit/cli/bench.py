@@ -136,7 +136,7 @@ def cmd_bench_search(args: argparse.Namespace) -> int:
         hits=args.hits,
         k1=args.k1,
         b=args.b,
-        structure=args.structure or translation.default_structure,
+        structure=translation.structure(args.structure),
         threads=args.threads or usable_cores(),
         repeat=args.repeat,
         translation=translation,
@@ -172,7 +172,7 @@ def _bench_search_on_ray(args: argparse.Namespace, translation: Any) -> int:
 
     queries = build_queries(_read_topics(args), translation, read_index_info(args.index).language)
     options = {"hits": args.hits, "k1": args.k1, "b": args.b,
-               "structure": args.structure or translation.default_structure}  # fmt: skip
+               "structure": translation.structure(args.structure)}  # fmt: skip
     if args.shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {args.shards})")
     cluster, _ = _ray_cluster(args)

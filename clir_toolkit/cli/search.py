@@ -77,7 +77,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "hits": args.hits,
         "k1": args.k1,
         "b": args.b,
-        "structure": args.structure or translation.default_structure,
+        "structure": translation.structure(args.structure),
         "tag": args.tag,
         "progress": not args.quiet,
         "feedback": _feedback(args),

@@ -201,7 +201,7 @@ def _search(
         hits=hits,
         k1=K1,
         b=B,
-        structure=system.translation.default_structure,
+        structure=system.translation.structure(),
         tag=system.name,
         progress=not quiet,
     )

@@ -163,7 +163,12 @@ def search_to_run(
 ) -> SearchStats:
     """Search every query and write one TREC run (atomically, sorted, ties by docid): the
     file :func:`write_search_run` writes of :func:`search_rows`' rows, written from the hits
-    without making a row of each (:func:`~clir_toolkit.formats.write_ranked_run`)."""
+    without making a row of each (:func:`~clir_toolkit.formats.write_ranked_run`).
+
+    ``structure`` defaults to ``or``, what ``clir search`` uses for untranslated queries;
+    for translated ones pass the translation's choice,
+    ``TranslationOptions.structure()`` (:mod:`clir_toolkit.translate.pipeline`)
+    (the queries alone do not say how they were made)."""
     started = time.perf_counter()
     ranked = search_ranked(index, queries, hits=hits, k1=k1, b=b, structure=structure,
                            threads=threads, progress=progress, feedback=feedback)  # fmt: skip

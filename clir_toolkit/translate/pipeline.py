@@ -85,6 +85,13 @@ class TranslationOptions:
             return "syn" if structured is True else "or"
         return "syn" if self.translate in STRUCTURED_TRANSLATIONS else "or"
 
+    def structure(self, asked: str | None = None) -> str:
+        """The query structure to search these queries with: ``asked`` when a user asked for
+        one (``clir search --structure``, a recipe's ``structure``), else
+        :attr:`default_structure`. The one place that decides it, for ``clir search``,
+        ``clir bench search`` and the demo alike."""
+        return asked or self.default_structure
+
     def describe(self) -> str:
         parts = [] if self.expand is None else [self.expand]
         if self.translate == "dict":
