@@ -181,6 +181,36 @@ def test_batch_search_restores_the_garbage_collector(fr_index: Path, tmp_path: P
     assert gc.isenabled()
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"k1": -1.0}, "--k1 must be at least 0 (got -1.0)"),
+        ({"k1": float("nan")}, "--k1 must be a finite number (got nan)"),
+        ({"b": 2.0}, "--b must be between 0 and 1 (got 2.0)"),
+        ({"hits": 0}, "--hits must be at least 1 (got 0)"),
+        ({"structure": "pirkola"}, '--structure must be one of "and", "or", "syn" (got "pirkola")'),
+        ({"threads": 0}, "--threads must be at least 1 (got 0)"),
+    ],
+)
+def test_a_search_option_out_of_range_is_refused_in_the_declared_words(
+    fr_index: Path, tmp_path: Path, option: dict, message: str
+) -> None:
+    """A library call is refused by the rule ``clir search`` and a recipe use (the declared
+    BM25 options), in the option's words, before anything is searched or written."""
+    queries = plain_queries(read_topics(TINY_FR / "topics.dev.tsv"))
+    run = tmp_path / "run.trec"
+    with pytest.raises(UsageError) as refused:
+        search_to_run(fr_index, queries, run, progress=False, **option)
+    assert str(refused.value) == message
+    assert not run.exists()
+
+
+def test_lucene_query_refuses_an_unknown_structure(fr_index: Path) -> None:
+    with Searcher(fr_index) as searcher, pytest.raises(UsageError) as refused:
+        searcher.lucene_query(StructuredQuery.plain("q", "copier"), "pirkola")
+    assert str(refused.value) == '--structure must be one of "and", "or", "syn" (got "pirkola")'
+
+
 def test_query_of_only_stop_words_retrieves_nothing(fr_index: Path, tmp_path: Path) -> None:
     queries = [StructuredQuery.plain("q1", "les des"), StructuredQuery.plain("q2", "copier")]
     output = tmp_path / "run.trec"

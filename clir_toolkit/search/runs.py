@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import RunRow, Topic, write_ranked_run, write_run
 from clir_toolkit.query import StructuredQuery
 
@@ -28,9 +27,9 @@ from clir_toolkit.search.searcher import (
     DEFAULT_B,
     DEFAULT_HITS,
     DEFAULT_K1,
-    STRUCTURES,
     Hit,
     Searcher,
+    check_search_options,
 )
 
 
@@ -105,10 +104,7 @@ def search_ranked(
     feedback: Feedback | None,
 ) -> list[tuple[str, list[Hit]]]:
     """Each query's id and hits, best first, in the queries' order."""
-    if structure not in STRUCTURES:
-        raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
-    if hits < 1:
-        raise UsageError(f"--hits must be at least 1 (got {hits})")
+    check_search_options(hits=hits, structure=structure)
     with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
         return list(searcher.batch_search(queries, hits, structure, progress, feedback))
 

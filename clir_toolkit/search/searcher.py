@@ -45,7 +45,6 @@ man pages 7 % of queries tie at the cut-off of 100.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -55,9 +54,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
-from clir_toolkit.errors import UsageError
 from clir_toolkit.index import open_reader, read_index_info
-from clir_toolkit.params import Param, declare
+from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
 
 if TYPE_CHECKING:
@@ -79,19 +77,21 @@ below 65,536 is exact in a 32-bit float (24-bit significand), so addition order 
 change a score; the rounding moves a weight by at most 0.2 %."""
 
 BM25_PARAMS = declare(
-    Param("k1", float, DEFAULT_K1, "BM25 k1", minimum=0,
+    Param("k1", float, DEFAULT_K1, "BM25 k1", minimum=0, flag="--k1",
           note="pyserini's, so that plain queries rank as in pyserini; 1.2 was better on the "
           "dev split of every man-page collection"),
-    Param("b", float, DEFAULT_B, "BM25 b", minimum=0, maximum=1,
+    Param("b", float, DEFAULT_B, "BM25 b", minimum=0, maximum=1, flag="--b",
           note="pyserini's; 0.75 was better on the man pages' dev split"),
-    Param("hits", int, DEFAULT_HITS, "documents retrieved per query", minimum=1),
+    Param("hits", int, DEFAULT_HITS, "documents retrieved per query", minimum=1,
+          flag="--hits"),
     Param("structure", str, doc="how a term's alternatives combine: 'or' one bag of words, "
           "'and' terms AND'ed, 'syn' Pirkola's synonym pseudo-terms", choices=STRUCTURES,
+          flag="--structure",
           note="default: syn for --translate dict and embed: on the man pages' dev split "
           "0.05-0.15 nDCG@10 ahead of 'or' in five languages, within 0.011 in it and ru; 'or' "
           "for untranslated and machine-translated text, which has no alternatives to pool"),
     Param("threads", int, None, "threads searching the topics, each one query at a time",
-          minimum=1, optional=True,
+          minimum=1, optional=True, flag="--threads",
           note="default: the cores this process may use; on the French man pages' 1,059 "
           "topics, 2 threads on 2 cores took 0.60-0.64 of one thread's wall time"),
 )  # fmt: skip
@@ -134,10 +134,13 @@ def synonym_boost(relative_weight: float) -> float:
     return steps * SYNONYM_WEIGHT_STEP
 
 
-def check_bm25(k1: float, b: float) -> None:
-    """Refuse BM25 parameters outside their range (NaN and infinities included)."""
-    if not (math.isfinite(k1) and k1 >= 0 and math.isfinite(b) and 0.0 <= b <= 1.0):
-        raise UsageError(f"BM25 needs finite k1 >= 0 and 0 <= b <= 1 (got --k1 {k1}, --b {b})")
+def check_search_options(**values: Any) -> None:
+    """Refuse search options outside what :data:`BM25_PARAMS` declares (``k1``, ``b``,
+    ``hits``, ``structure``, ``threads``; NaN and infinities included): the one rule for
+    the command line (argparse reads the options with the same :class:`Param`), a recipe
+    and a library call, refused in the command line's words (``--k1 must be at least 0
+    (got -1.0)``)."""
+    check_options(values, [BM25_PARAMS[name] for name in values])
 
 
 class Searcher:
@@ -159,7 +162,7 @@ class Searcher:
         b: float = DEFAULT_B,
         threads: int | None = 1,
     ) -> None:
-        check_bm25(k1, b)
+        check_search_options(k1=k1, b=b, threads=threads)
         self.k1, self.b = k1, b
         self.info = read_index_info(index)
         self.analyzer = shared_analyzer(self.info.analyzer)
@@ -214,8 +217,7 @@ class Searcher:
         if structure == "or":
             terms = self.analysed(query)
             return self._bag([alt for term in terms for alt in term]) if terms else None
-        if structure not in STRUCTURES:
-            raise UsageError(f"unknown query structure '{structure}' (use one of: and, or, syn)")
+        check_search_options(structure=structure)
         clauses = [clause for term in query.terms if (clause := self._term_clause(term, structure))]
         if not clauses:
             return None
