@@ -370,3 +370,28 @@ def test_a_bm25_search_imports_no_numpy(fr_index: Path, tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "0 False", result.stderr
     assert read_run(tmp_path / "run.trec")
+
+
+def test_clir_search_reads_the_index_sidecar_once(
+    fr_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sidecar is read once per search (for the language, then handed to the searcher):
+    the language searched for and the index searched come from one reading."""
+    from clir_toolkit import index as index_module
+    from clir_toolkit.cli import main
+    from clir_toolkit.search import searcher as searcher_module
+
+    reads: list[Path] = []
+
+    def counted(index: str | Path) -> object:
+        reads.append(Path(index))
+        return read_index_info(index)
+
+    monkeypatch.setattr(index_module, "read_index_info", counted)
+    monkeypatch.setattr(searcher_module, "read_index_info", counted)
+    run = tmp_path / "run.trec"
+    topics = TINY_FR / "topics.dev.tsv"
+    status = main(["search", "--index", str(fr_index), "--topics", str(topics),
+                   "--output", str(run), "--translate", "dict", "--quiet"])  # fmt: skip
+    assert status == 0 and read_run(run)
+    assert reads == [fr_index]

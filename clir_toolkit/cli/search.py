@@ -68,7 +68,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
         raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
-    language = read_index_info(args.index).language
+    info = read_index_info(args.index)  # once: the searcher is handed it
+    language = info.language
     translation = _translation(args)
     topics = _read_topics(args)
     # --dense encodes the topics' own text: no translation to build
@@ -83,7 +84,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "feedback": _feedback(args),
     }
     if args.dense or args.hybrid:
-        stats = _dense_search(args, topics, queries, options)
+        stats = _dense_search(args, topics, queries, {**options, "info": info})
     elif args.ray is not None:
         from clir_toolkit.distributed.search import search_to_run_on_ray
 
@@ -93,7 +94,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             worker_env=worker_env, **options,
         )  # fmt: skip
     else:
-        stats = search_to_run(args.index, queries, args.output, threads=args.threads, **options)
+        stats = search_to_run(
+            args.index, queries, args.output, threads=args.threads, info=info, **options
+        )
     if not args.quiet:
         print(
             f"{stats.queries} queries, {stats.hits} hits → {args.output} ({stats.seconds:.2f} s)",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.formats import RunRow, Topic, write_ranked_run, write_run
+from clir_toolkit.index import IndexInfo
 from clir_toolkit.query import StructuredQuery
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ def search_rows(
     tag: str = "clir",
     progress: bool = True,
     feedback: Feedback | None = None,
+    info: IndexInfo | None = None,
 ) -> tuple[list[RunRow], list[str]]:
     """Search every query: the run's rows, and the ids of the queries that found nothing.
 
@@ -87,7 +89,8 @@ def search_rows(
     (:mod:`clir_toolkit.distributed.search`).
     """
     ranked = search_ranked(index, queries, hits=hits, k1=k1, b=b, structure=structure,
-                           threads=threads, progress=progress, feedback=feedback)  # fmt: skip
+                           threads=threads, progress=progress, feedback=feedback,
+                           info=info)  # fmt: skip
     return ranked_rows(ranked, tag)
 
 
@@ -102,10 +105,12 @@ def search_ranked(
     threads: int | None,
     progress: bool,
     feedback: Feedback | None,
+    info: IndexInfo | None = None,
 ) -> list[tuple[str, list[Hit]]]:
-    """Each query's id and hits, best first, in the queries' order."""
+    """Each query's id and hits, best first, in the queries' order. ``info``: the index's
+    sidecar if the caller has read it (:class:`~clir_toolkit.search.searcher.Searcher`)."""
     check_search_options(hits=hits, structure=structure)
-    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads) as searcher:
+    with cyclic_gc_paused(), Searcher(index, k1=k1, b=b, threads=threads, info=info) as searcher:
         return list(searcher.batch_search(queries, hits, structure, progress, feedback))
 
 
@@ -156,6 +161,7 @@ def search_to_run(
     tag: str = "clir",
     progress: bool = True,
     feedback: Feedback | None = None,
+    info: IndexInfo | None = None,
 ) -> SearchStats:
     """Search every query and write one TREC run (atomically, sorted, ties by docid): the
     file :func:`write_search_run` writes of :func:`search_rows`' rows, written from the hits
@@ -167,7 +173,8 @@ def search_to_run(
     (the queries alone do not say how they were made)."""
     started = time.perf_counter()
     ranked = search_ranked(index, queries, hits=hits, k1=k1, b=b, structure=structure,
-                           threads=threads, progress=progress, feedback=feedback)  # fmt: skip
+                           threads=threads, progress=progress, feedback=feedback,
+                           info=info)  # fmt: skip
     write_ranked_run(output, ranked, tag=tag)
     empty = [qid for qid, found in ranked if not found]
     note_empty_queries(empty, progress)

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
-from clir_toolkit.index import open_reader, read_index_info
+from clir_toolkit.index import IndexInfo, open_reader, read_index_info
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
 
@@ -149,7 +149,9 @@ class Searcher:
     ``threads`` above 1: :meth:`batch_search` searches that many queries at once, each in a
     thread of its own (Lucene's searcher and queries are thread-safe, and pyjnius lets go of
     Python's lock while Java runs); the results come out in the queries' order. None: one
-    thread per core this process may use.
+    thread per core this process may use. ``info``: the index's sidecar when the caller has
+    read it already (``clir search`` reads it for the index's language), so that one search
+    reads it once; None: read here.
     """
 
     #: Term and pseudo-term queries kept for reuse (see :meth:`_cached`).
@@ -161,10 +163,11 @@ class Searcher:
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
         threads: int | None = 1,
+        info: IndexInfo | None = None,
     ) -> None:
         check_search_options(k1=k1, b=b, threads=threads)
         self.k1, self.b = k1, b
-        self.info = read_index_info(index)
+        self.info = read_index_info(index) if info is None else info
         self.analyzer = shared_analyzer(self.info.analyzer)
         self._classes = _LuceneClasses()
         c = self._classes
