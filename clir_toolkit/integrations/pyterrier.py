@@ -185,22 +185,8 @@ class ClirRetriever(pt.Transformer):
             if STRUCTURED_COLUMN in inp.columns:
                 kept.append(STRUCTURED_COLUMN)
             inp = inp[kept].drop_duplicates("qid")
-        positions: list[int] = []
-        docnos: list[str] = []
-        scores: list[float] = []
-        ranks: list[int] = []
-        for position, query in enumerate(self._queries(inp)):
-            found = self._searcher.search(query, self.hits, self.structure)
-            for rank, hit in enumerate(found, start=pt.model.FIRST_RANK):
-                positions.append(position)
-                docnos.append(hit.docid)
-                scores.append(hit.score)
-                ranks.append(rank)
-        out = inp.iloc[positions].reset_index(drop=True)
-        out["docno"] = pd.Series(docnos, dtype=object)
-        out["score"] = pd.Series(scores, dtype="float64")
-        out["rank"] = pd.Series(ranks, dtype="int64")
-        return out
+        found = (self._searcher.search(q, self.hits, self.structure) for q in self._queries(inp))
+        return _results(inp, found)
 
     def _queries(self, inp: pd.DataFrame) -> Iterable[Any]:
         """Each row's query: its ``clir_query`` while ``query`` is still that query's text,
@@ -216,6 +202,26 @@ class ClirRetriever(pt.Transformer):
                 yield query
             else:
                 yield ct.StructuredQuery.plain(qid, text)
+
+
+def _results(inp: pd.DataFrame, found: Iterable[Sequence[Any]]) -> pd.DataFrame:
+    """PyTerrier's results frame: for each query row of ``inp`` in turn, one row per hit of
+    ``found`` (its hits, best first) with ``docno``, ``score`` and ``rank`` (from 0)."""
+    positions: list[int] = []
+    docnos: list[str] = []
+    scores: list[float] = []
+    ranks: list[int] = []
+    for position, hits in enumerate(found):
+        for rank, hit in enumerate(hits, start=pt.model.FIRST_RANK):
+            positions.append(position)
+            docnos.append(hit.docid)
+            scores.append(hit.score)
+            ranks.append(rank)
+    out = inp.iloc[positions].reset_index(drop=True)
+    out["docno"] = pd.Series(docnos, dtype=object)
+    out["score"] = pd.Series(scores, dtype="float64")
+    out["rank"] = pd.Series(ranks, dtype="int64")
+    return out
 
 
 class ClirDenseRetriever(pt.Transformer):
@@ -258,22 +264,7 @@ class ClirDenseRetriever(pt.Transformer):
             ct.Topic(qid, text)
             for qid, text in zip(_ids(inp, "qid"), _texts(inp, column), strict=True)
         ]
-        positions: list[int] = []
-        docnos: list[str] = []
-        scores: list[float] = []
-        ranks: list[int] = []
-        found = self._searcher.batch_search(topics, self.hits)
-        for position, (_, hits) in enumerate(found):
-            for rank, hit in enumerate(hits, start=pt.model.FIRST_RANK):
-                positions.append(position)
-                docnos.append(hit.docid)
-                scores.append(hit.score)
-                ranks.append(rank)
-        out = inp.iloc[positions].reset_index(drop=True)
-        out["docno"] = pd.Series(docnos, dtype=object)
-        out["score"] = pd.Series(scores, dtype="float64")
-        out["rank"] = pd.Series(ranks, dtype="int64")
-        return out
+        return _results(inp, (hits for _, hits in self._searcher.batch_search(topics, self.hits)))
 
 
 class ClirReranker(pt.Estimator):
