@@ -53,6 +53,10 @@ LOSSES = "clir_toolkit.losses"
 """The entry-point group of the rerankers' training losses."""
 RERANKERS = "clir_toolkit.rerankers"
 """The entry-point group of word-level reranker models."""
+ENCODERS = "clir_toolkit.encoders"
+"""The entry-point group of pretrained sentence encoders."""
+COLLECTIONS = "clir_toolkit.collections"
+"""The entry-point group of collection families (what a recipe's ``collection`` names)."""
 
 
 def installed(group: str) -> dict[str, metadata.EntryPoint]:
