@@ -61,9 +61,9 @@ def encoder_threads() -> int:
     """CPU threads of an encoder: the user's ``OMP_NUM_THREADS``, else the toolkit's choice.
 
     The choice is the one measured fastest for torch on a shared machine
-    (:func:`clir_toolkit.rerank.threads.fastest_threads`: all cores but one).
+    (:func:`clir_toolkit.compute.threads.fastest_threads`: all cores but one).
     """
-    from clir_toolkit.rerank.threads import fastest_threads
+    from clir_toolkit.compute.threads import fastest_threads
 
     chosen = os.environ.get("OMP_NUM_THREADS", "").strip()
     if chosen.isdigit() and int(chosen) >= 1:
@@ -228,8 +228,8 @@ class HuggingFaceEncoder(SentenceEncoder):
     def __init__(
         self, directory: str | Path, threads: int | None = None, device: str = "auto"
     ) -> None:
-        from clir_toolkit.rerank.device import resolve_device
-        from clir_toolkit.rerank.threads import use_fastest_threads
+        from clir_toolkit.compute.device import resolve_device
+        from clir_toolkit.compute.threads import use_fastest_threads
 
         directory = Path(directory)
         if not (directory / "config.json").is_file():

@@ -144,11 +144,11 @@ def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: An
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.checkpoint import save_torch
     from clir_toolkit.rerank.documents import cache_dir_for
     from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.epoch import DEV_MEASURE
-    from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import build_loss
     from clir_toolkit.rerank.train_config import EpochRecord, TrainReport
 
