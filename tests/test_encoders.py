@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clir_toolkit import registry
+from clir_toolkit import freshness, registry
 from clir_toolkit.encoders import (
     ENCODER_NAMES,
     default_interpolation,
@@ -181,3 +181,20 @@ def test_a_new_file_in_the_home_package_is_a_new_encoder(new_home: Path) -> None
     assert (encoder.name, encoder.fingerprint) == ("trigrams", "hashed_trigrams (version unknown)")
     assert encoder.encode_queries(["list files"]).shape == (1, 64)
 
+
+def test_editing_a_built_in_encoder_makes_what_it_encoded_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The built-ins are imported by name, yet their code is part of the code of what the
+    dense searches and the fine-tuned models make (the freshness rule reads the home)."""
+    copy = tmp_path / "src" / "clir_toolkit"
+    shutil.copytree(freshness.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(freshness, "PACKAGE", copy)
+    products = (("clir_toolkit.search.dense",), ("clir_toolkit.rerank.tuned",),
+                ("clir_toolkit.rerank.pretrained",))  # fmt: skip
+    translation = ("clir_toolkit.translate.pipeline",)  # translated queries: no encoder
+    before = [freshness.code_fingerprint(code, copy) for code in (*products, translation)]
+    with (copy / "encoders" / "use_m3.py").open("a", encoding="utf-8") as handle:
+        handle.write("\nEDITED_BY_A_TEST = 1\n")
+    after = [freshness.code_fingerprint(code, copy) for code in (*products, translation)]
+    assert [old != new for old, new in zip(before, after, strict=True)] == [True, True, True, False]
