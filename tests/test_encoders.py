@@ -140,6 +140,8 @@ def test_a_plugin_encoder_declares_its_interpolation_and_fingerprint(
     assert list(ENCODER_NAMES) == ["e5-small", "use-m3", "trigrams", "hf:DIR"]
     assert "trigrams" in ENCODER_NAMES and "hf:/models/e5" in ENCODER_NAMES
     assert "bert" not in ENCODER_NAMES
+    assert ENCODER_NAMES.is_plugin("trigrams")
+    assert not ENCODER_NAMES.is_plugin("use-m3") and not ENCODER_NAMES.is_plugin("hf:DIR")
     assert default_interpolation("trigrams") == 0.4
     assert encoder_fingerprint("trigrams") == "hashed_trigrams 1.0"
     encoder = load_encoder("trigrams")

@@ -157,6 +157,10 @@ class EncoderNames(registry.Names):
     def __contains__(self, name: object) -> bool:
         return hf_directory(name) is not None or super().__contains__(name)
 
+    def is_plugin(self, name: str) -> bool:
+        """Whether ``name`` is a plug-in's (not a built-in, not ``hf:DIR``)."""
+        return hf_directory(name) is None and super().is_plugin(name)
+
 
 ENCODER_NAMES = EncoderNames()
 """Every name an encoder option takes, read when first needed."""
