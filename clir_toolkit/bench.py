@@ -34,10 +34,10 @@ from pathlib import Path
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import lucene_analyzer, pretokenize
+from clir_toolkit.compute.threads import usable_cores
 from clir_toolkit.errors import ResourceError
 from clir_toolkit.formats import Topic
 from clir_toolkit.index import read_index_info
-from clir_toolkit.rerank.threads import usable_cores
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, plain_queries, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 

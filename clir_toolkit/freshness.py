@@ -21,7 +21,9 @@ module is the one rule for all of them:
   them by :func:`cache_key` of the same key and code instead.
 
 Code loaded by name (``importlib``, plug-ins' entry points) is not followed: a product that
-runs such code lists its module among the modules it declares.
+runs such code lists its module among the modules it declares. The one exception is the
+built-in components of :mod:`clir_toolkit.registry`, which it imports by name from their
+kind's home package: a product that imports a home package depends on all of its modules.
 """
 
 from __future__ import annotations
@@ -90,8 +92,10 @@ def _closure(files: Mapping[str, Path], modules: Iterable[str]) -> set[str]:
     """``modules`` and every module of the package they import, directly or not.
 
     ``import a.b`` and ``from a import b`` name the module ``a.b`` where there is one, and
-    ``a`` otherwise; relative imports are read from the importing module's package.
+    ``a`` otherwise; relative imports are read from the importing module's package. A home
+    package of the registry brings in all of its modules.
     """
+    homes = _home_packages()
     unknown = sorted(set(modules) - files.keys())
     if unknown:
         raise ValueError(f"no module {', '.join(unknown)} in the package")
@@ -109,7 +113,16 @@ def _closure(files: Mapping[str, Path], modules: Iterable[str]) -> set[str]:
                 module = f"{parent}.{module}" if module else parent
             found = [module, *(f"{module}.{imported}" for imported in names)]
             waiting.extend(found_name for found_name in found if found_name in files)
+        if name in homes:  # its built-ins are imported by name (the registry)
+            waiting.extend(module for module in files if module.startswith(f"{name}."))
     return seen
+
+
+def _home_packages() -> frozenset[str]:
+    """The home packages of the registry's component kinds (:data:`registry.KINDS`)."""
+    from clir_toolkit.registry import KINDS
+
+    return frozenset(home for kind in KINDS.values() for home in kind.homes)
 
 
 class _Code(NamedTuple):

@@ -30,6 +30,13 @@ it is used. Groups, and what a component is called with:
   ``--embeddings``, ``default_loss`` (else ``sosl``) and ``default_lr`` (else 1e-3).
   ``clir rerank train --model NAME`` trains it like K-NRM and the dual encoder, and
   ``clir rerank score`` reads its model files.
+* ``clir_toolkit.encoders``: a subclass of :class:`clir_toolkit.encoders.SentenceEncoder`,
+  made as ``Encoder(threads=None, device="cpu")``, that sets ``dim`` and whose
+  ``embed(texts, query)`` returns one vector per text (``query`` says queries from
+  documents); ``distribution`` names the PyPI package whose name and version the vectors
+  depend on (the caches' and indexes' fingerprint), ``interpolation`` its λ with the first
+  stage (else 0.7). ``clir index --dense NAME``, ``clir search --dense``, ``clir rerank
+  score --pretrained NAME`` and ``clir rerank train --pretrained NAME`` take it.
 
 :class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
 looked up the first time they are needed, so that ``clir --help`` stays fast.

@@ -1,6 +1,6 @@
 """Dense document vectors stored with a Lucene index (``clir index --dense``).
 
-A multilingual sentence encoder (:mod:`clir_toolkit.rerank.encoders`) maps an English query
+A multilingual sentence encoder (:mod:`clir_toolkit.encoders`) maps an English query
 and a French document close together, with no translation: searching the documents' vectors
 finds relevant pages that a word-by-word translation misses. The vectors of every document
 of the collection are kept beside the Lucene files of its index:
@@ -139,8 +139,8 @@ def encode_corpus(
     their unit vectors, and the record for the sidecar (through the vector cache)."""
     import numpy as np
 
+    from clir_toolkit.encoders import load_encoder
     from clir_toolkit.formats import iter_corpus
-    from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.pretrained import VectorCache
 
     encoder = load_encoder(encoder_name, threads=threads, device="cpu")
@@ -214,7 +214,7 @@ def stale_vectors_files(index: Path, keep: Mapping[str, Any] | None) -> list[Pat
 
 def import_faiss() -> Any:
     """Faiss, or one ResourceError saying how to install it (``pip install faiss-cpu``)."""
-    from clir_toolkit.rerank.encoders import import_package
+    from clir_toolkit.encoders import import_package
 
     return import_package("faiss", "faiss-cpu")
 

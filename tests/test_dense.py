@@ -68,8 +68,8 @@ def test_the_sidecar_records_the_encoder_and_its_fingerprint(dense_index: Path) 
 def test_dense_search_ranks_by_the_cosine_of_the_encoder(
     dense_index: Path, collection: Path, tmp_path: Path
 ) -> None:
+    from clir_toolkit.encoders import load_encoder
     from clir_toolkit.formats import iter_corpus
-    from clir_toolkit.rerank.encoders import load_encoder
 
     run = tmp_path / "dense.run"
     topics = collection / "topics.dev.tsv"

@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from clir_toolkit import registry
+from clir_toolkit.encoders import load_encoder
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank.encoders import ENCODERS, load_encoder
 from clir_toolkit.rerank.pretrained import VectorCache
 from tests.conftest import assert_one_line_error, run_clir
 
@@ -58,7 +59,7 @@ def _rerank(collection: Path, encoder: str, output: Path, *extra: str) -> list[s
 
 
 def test_the_registry_names_the_two_packaged_encoders() -> None:
-    assert set(ENCODERS) == {"e5-small", "use-m3"}
+    assert set(registry.names("encoders").builtin) == {"e5-small", "use-m3"}
     with pytest.raises(UsageError, match="e5-small, use-m3 or hf:DIR"):
         load_encoder("e5-large")
 

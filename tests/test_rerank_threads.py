@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from clir_toolkit.rerank.threads import fastest_threads, usable_cores
+from clir_toolkit.compute.threads import fastest_threads, usable_cores
 
 
 def fresh_process(code: str, env: dict[str, str] | None = None) -> str:
@@ -40,13 +40,13 @@ def test_every_core_but_one(cores: int, threads: int) -> None:
 
 
 def test_without_a_choice_the_fastest_count_is_set() -> None:
-    code = "from clir_toolkit.rerank.threads import use_fastest_threads\nuse_fastest_threads()"
+    code = "from clir_toolkit.compute.threads import use_fastest_threads\nuse_fastest_threads()"
     assert threads_in_fresh_process(code) == fastest_threads()
 
 
 @pytest.mark.skipif(usable_cores() < 2, reason="torch caps OMP_NUM_THREADS at the cores")
 def test_omp_num_threads_is_respected() -> None:
-    code = "from clir_toolkit.rerank.threads import use_fastest_threads\nuse_fastest_threads()"
+    code = "from clir_toolkit.compute.threads import use_fastest_threads\nuse_fastest_threads()"
     # 2, not the toolkit's choice (1 on two cores, 3 on four).
     assert threads_in_fresh_process(code, {"OMP_NUM_THREADS": "2"}) == 2
 
@@ -54,14 +54,14 @@ def test_omp_num_threads_is_respected() -> None:
 def test_a_count_set_by_the_program_is_respected() -> None:
     code = (
         "torch.set_num_threads(3)\n"
-        "from clir_toolkit.rerank.threads import use_fastest_threads\nuse_fastest_threads()"
+        "from clir_toolkit.compute.threads import use_fastest_threads\nuse_fastest_threads()"
     )
     assert threads_in_fresh_process(code) == 3
 
 
 def test_an_explicit_count_wins() -> None:
     code = (
-        "from clir_toolkit.rerank.threads import use_fastest_threads\n"
+        "from clir_toolkit.compute.threads import use_fastest_threads\n"
         "use_fastest_threads(2)\nuse_fastest_threads()"
     )
     assert threads_in_fresh_process(code, {"OMP_NUM_THREADS": "1"}) == 2

@@ -57,7 +57,7 @@ def test_several_threads_give_each_query_the_hits_of_one_thread(fr_index: Path) 
 
 @pytest.mark.java
 def test_a_searcher_left_to_its_default_threads_uses_every_usable_core(fr_index: Path) -> None:
-    from clir_toolkit.rerank.threads import usable_cores
+    from clir_toolkit.compute.threads import usable_cores
 
     with Searcher(fr_index, threads=None) as searcher:
         assert searcher.threads == usable_cores()

@@ -123,7 +123,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
     from clir_toolkit.bench import bench_search, format_bench_search
-    from clir_toolkit.rerank.threads import usable_cores
+    from clir_toolkit.compute.threads import usable_cores
 
     translation = _translation(args)
     if args.ray is not None:

@@ -52,6 +52,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.compute.device import check_precision, resolve_device
+from clir_toolkit.compute.threads import use_fastest_threads
 from clir_toolkit.distributed.cluster import (
     RETRIES,
     ClusterSpec,
@@ -71,10 +73,8 @@ from clir_toolkit.rerank.candidates import (
     rerank_rows,
     score_batches,
 )
-from clir_toolkit.rerank.device import check_precision, resolve_device
 from clir_toolkit.rerank.model_file import load_model, read_model_file
 from clir_toolkit.rerank.score import interpolation_for, write_reranked
-from clir_toolkit.rerank.threads import use_fastest_threads
 
 #: Chunks of batches per actor: small enough that the actors finish together and that a
 #: retried chunk repeats little work, large enough that a call's overhead does not count.

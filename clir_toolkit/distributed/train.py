@@ -158,7 +158,7 @@ def _train_worker(settings: dict[str, Any]) -> None:
     import ray.train
     import ray.train.torch
 
-    from clir_toolkit.rerank.threads import use_fastest_threads
+    from clir_toolkit.compute.threads import use_fastest_threads
 
     started = time.perf_counter()
     use_fastest_threads()  # Ray gives each worker OMP_NUM_THREADS, its CPUs: kept
@@ -198,7 +198,7 @@ def _read_report(result: Any) -> TrainReport:
 
 def _check_device(config: TrainConfig) -> None:
     """Refuse what no cluster can satisfy before the data are prepared."""
-    from clir_toolkit.rerank.device import check_precision
+    from clir_toolkit.compute.device import check_precision
 
     if config.device.startswith("cuda:"):
         raise UsageError(
@@ -264,7 +264,7 @@ def train_reranker_on_ray(
     """:func:`clir_toolkit.rerank.train.train_reranker` with ``workers`` data-parallel
     workers on ``cluster`` (default: a local cluster of ``workers`` CPUs, for the call):
     the same epochs, checkpoints and model file (see the module docstring)."""
-    from clir_toolkit.rerank.device import check_precision
+    from clir_toolkit.compute.device import check_precision
 
     if workers < 1:
         raise UsageError(f"--ddp takes a number of workers, at least 1 (got {workers})")

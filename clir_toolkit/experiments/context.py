@@ -108,8 +108,8 @@ def ensure_vectors(
     """The index of that collection holding its documents' vectors by ``encoder``, in the
     installed version: added (as ``clir index --dense ENCODER`` adds them, without rebuilding
     Lucene) when it holds none, another encoder's or another version's."""
+    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.index import add_dense_vectors, read_index_info
-    from clir_toolkit.rerank.encoders import encoder_fingerprint
 
     index = ensure_index(context, family, language, variant)
     record = read_index_info(index).dense

@@ -196,8 +196,8 @@ def rerank_one(
     sweep: Mapping[str, Any] | None = None,
 ) -> RecipeOutcome:
     """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
+    from clir_toolkit.compute.device import resolve_device
     from clir_toolkit.rerank.candidates import encode_run, score_encoded
-    from clir_toolkit.rerank.device import resolve_device
     from clir_toolkit.rerank.model_file import load_model
 
     started = time.perf_counter()

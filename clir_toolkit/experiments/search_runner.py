@@ -160,9 +160,9 @@ def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
     """What a first-stage run is made from: the recipe file, the split's topics, the indexed
     collection and, for a dense or hybrid run, the version of each encoder whose vectors it
     searches (its code, :func:`run_code`, is checked beside the key)."""
+    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
     from clir_toolkit.index import read_index_info
-    from clir_toolkit.rerank.encoders import encoder_fingerprint
 
     inputs: dict[str, Any] = {
         "recipe_sha256": sha256_file(recipe.path),

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from clir_toolkit import plugins
+from clir_toolkit.encoders import ENCODER_NAMES
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
 from clir_toolkit.experiments.families import COLLECTIONS
-from clir_toolkit.params import SAFE_NAME, Form, Param, declare, renamed, show
+from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
 from clir_toolkit.plugins import Names
-from clir_toolkit.rerank.encoders import ENCODERS
 from clir_toolkit.search import BM25_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
@@ -52,12 +51,6 @@ def recipe_runner(kind: str) -> RecipeRunner:
 DENSE_PARAMS: dict[str, Param] = importlib.import_module("clir_toolkit.search.dense").DENSE_PARAMS
 """``clir search``'s dense and hybrid options, by name: the search module is part of the code
 of dense and hybrid runs only (``search_runner.DENSE_CODE``), not of every recipe's runs."""
-
-ENCODER_NAME = Form(
-    "|".join([*map(re.escape, ENCODERS), "hf:.+"]),
-    "one of " + ", ".join(show(name) for name in [*ENCODERS, "hf:DIR"]),
-)
-"""The encoders whose vectors a recipe's dense or hybrid first stage may search."""
 
 DENSE_KEYS = ("dense", "hybrid", "hybrid_weight", "encoder")
 """The options of ``clir search``'s dense and hybrid first stages that a recipe takes (not
@@ -90,7 +83,7 @@ def _search_params() -> dict[str, Param]:
         ),
         "structure": dataclasses.replace(search["structure"], default="or"),
         "encoder": dataclasses.replace(
-            dense["encoder"], default=DEFAULT_DENSE_ENCODER, optional=False, form=ENCODER_NAME,
+            dense["encoder"], default=DEFAULT_DENSE_ENCODER, optional=False, choices=ENCODER_NAMES,
             doc="the sentence encoder of dense and hybrid: its vectors are added to the index "
             "when missing",
         ),

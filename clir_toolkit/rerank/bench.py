@@ -16,7 +16,7 @@ allocated), then as many iterations as fit in ``seconds`` (at least ``min_iterat
 on CUDA, ``torch.cuda.synchronize()`` is called before the clock starts and before it stops,
 since kernels run asynchronously. On a CPU shared with other work, torch's threads wait for
 each other at every operation: without ``threads`` the CPU is measured with the count the
-toolkit trains and scores with (:mod:`clir_toolkit.rerank.threads`), and ``threads`` sets
+toolkit trains and scores with (:mod:`clir_toolkit.compute.threads`), and ``threads`` sets
 another (e.g. 2 to see torch's own choice on two cores).
 
 On CUDA the scoring rate is also expressed as a share of the GPU's memory bandwidth
@@ -150,7 +150,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     """Scoring pairs/s and training steps/s of one model on one device."""
     import torch
 
-    from clir_toolkit.rerank.device import autocast
+    from clir_toolkit.compute.device import autocast
     from clir_toolkit.rerank.losses import pairwise_hinge, sosl
     from clir_toolkit.rerank.train import build_optimiser
 
@@ -233,9 +233,9 @@ def bench_rerank(
     """Measure every model on every device (default: the CPU, and CUDA when present)."""
     import torch
 
+    from clir_toolkit.compute.device import check_precision, resolve_device
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
-    from clir_toolkit.rerank.device import check_precision, resolve_device
-    from clir_toolkit.rerank.threads import use_fastest_threads
 
     settings.check()
     names = list(devices) if devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -333,9 +333,9 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     """
     import torch
 
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.epoch import epoch_batches, train_step
-    from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import build_loss, build_model, build_optimiser, training_setup
     from clir_toolkit.rerank.training_data import prepare_data
 

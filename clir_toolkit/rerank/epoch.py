@@ -127,7 +127,7 @@ def batch_loss(
     model: Any, loss_fn: Any, tensors: BatchTensors, config: TrainConfig, device: torch.device
 ) -> torch.Tensor:
     """The forward pass: the loss of the batch (under autocast if asked)."""
-    from clir_toolkit.rerank.device import autocast
+    from clir_toolkit.compute.device import autocast
 
     with autocast(config.precision, device):
         scores = model(tensors.queries, tensors.documents)

@@ -296,7 +296,7 @@ def load_model(
     """
     import torch
 
-    from clir_toolkit.rerank.device import resolve_device
+    from clir_toolkit.compute.device import resolve_device
 
     target = device if isinstance(device, torch.device) else resolve_device(device)
     path = Path(path)

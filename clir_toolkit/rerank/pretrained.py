@@ -5,9 +5,9 @@ pretrained on many languages brings cross-lingual knowledge with no training at 
 query and a document are each encoded once into an L2-normalised vector, and the score of
 the pair is their cosine (the dot product of the unit vectors).
 
-The encoders are those of :mod:`clir_toolkit.rerank.encoders`.
+The encoders are those of :mod:`clir_toolkit.encoders`.
 
-Documents are cut to :data:`~clir_toolkit.rerank.encoders.MAX_CHARS` characters before
+Documents are cut to :data:`~clir_toolkit.encoders.MAX_CHARS` characters before
 encoding (e5 reads at most 512 tokens; about 2,000 characters of French or German fill them)
 and encoded once: their vectors are cached per document id under the collection's rerank
 cache (:func:`clir_toolkit.rerank.documents.document_cache_path`, keyed by the corpus' sha256, the
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from clir_toolkit.rerank.encoders import SentenceEncoder, default_interpolation, load_encoder
+from clir_toolkit.encoders import SentenceEncoder, default_interpolation, load_encoder
 
 if TYPE_CHECKING:
     from clir_toolkit.rerank.candidates import RunCandidates, ScoreReport

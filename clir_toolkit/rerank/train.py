@@ -259,7 +259,7 @@ def training_inputs(config: TrainConfig) -> tuple[TrainConfig, Path, Path]:
 
 def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path, Path]:
     """:func:`training_inputs` and the device, whose precision is checked (one clear error)."""
-    from clir_toolkit.rerank.device import check_precision, resolve_device
+    from clir_toolkit.compute.device import check_precision, resolve_device
 
     config, corpus, cache_dir = training_inputs(config)
     device = resolve_device(config.device)
@@ -447,8 +447,8 @@ def finish_training(training: Training, device: str, started: float) -> TrainRep
 
 def train_reranker(config: TrainConfig) -> TrainReport:
     """Train the reranker described by ``config`` and write its model file (see module doc)."""
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
-    from clir_toolkit.rerank.threads import use_fastest_threads
 
     use_fastest_threads()
     keep_freed_memory()

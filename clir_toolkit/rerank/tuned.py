@@ -51,8 +51,8 @@ from clir_toolkit.rerank.tuned_config import MODEL_FORMAT, MODEL_TYPE, TUNED_PAR
 from clir_toolkit.rerank.tuned_examples import Split, epoch_examples, read_split, training_pool
 
 if TYPE_CHECKING:
+    from clir_toolkit.encoders import SentenceEncoder
     from clir_toolkit.rerank.candidates import RunCandidates
-    from clir_toolkit.rerank.encoders import SentenceEncoder
     from clir_toolkit.rerank.train_config import TrainReport
 
 
@@ -144,11 +144,11 @@ def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: An
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
+    from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.encoders import load_encoder
     from clir_toolkit.rerank.checkpoint import save_torch
     from clir_toolkit.rerank.documents import cache_dir_for
-    from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.epoch import DEV_MEASURE
-    from clir_toolkit.rerank.threads import use_fastest_threads
     from clir_toolkit.rerank.train import build_loss
     from clir_toolkit.rerank.train_config import EpochRecord, TrainReport
 
@@ -340,8 +340,8 @@ def score_run_tuned(
     verbose: bool,
 ) -> tuple[dict[tuple[str, str], float], str]:
     """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
+    from clir_toolkit.encoders import load_encoder
     from clir_toolkit.rerank.documents import cache_dir_for
-    from clir_toolkit.rerank.encoders import load_encoder
     from clir_toolkit.rerank.pretrained import encode_batched
 
     model, record = load_tuned(path, data)

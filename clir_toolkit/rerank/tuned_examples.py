@@ -19,7 +19,7 @@ import numpy as np
 from clir_toolkit.errors import ClirError
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.encoders import SentenceEncoder
+    from clir_toolkit.encoders import SentenceEncoder
 
 
 @dataclass

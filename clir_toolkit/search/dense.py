@@ -106,7 +106,7 @@ class DenseSearcher:
         approximate: bool = False,
         ef_search: int = DEFAULT_EF_SEARCH,
     ) -> None:
-        from clir_toolkit.rerank.encoders import load_encoder
+        from clir_toolkit.encoders import load_encoder
 
         self.index = Path(index)
         info = read_index_info(self.index)

@@ -174,7 +174,7 @@ class Searcher:
         self._reader = open_reader(index, self.info)
         reader = jvm.cast("org.apache.lucene.index.IndexReader", self._reader)
         if threads is None:
-            from clir_toolkit.rerank.threads import usable_cores
+            from clir_toolkit.compute.threads import usable_cores
 
             threads = usable_cores()
         self.threads = threads

@@ -1,4 +1,5 @@
-"""Where the reranker computes: ``--device auto|cpu|cuda`` and ``--precision``.
+"""Where torch computes: ``--device auto|cpu|cuda`` and ``--precision`` (the rerankers, and
+the ``hf:DIR`` sentence encoders).
 
 ``auto`` takes the GPU when torch sees one and the CPU otherwise. Asking for ``cuda`` on a
 machine without one is an error rather than a silent fall-back, so that a benchmark never
