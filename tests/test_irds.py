@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection.irds import build_irds_collection
-from clir_toolkit.collection.irds_families import FAMILIES, hashed_split, resolve
+from clir_toolkit.collection.irds.datasets import FAMILIES, hashed_split, resolve
 from clir_toolkit.errors import OutputError, UsageError
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import iter_corpus, read_qrels, read_topics
