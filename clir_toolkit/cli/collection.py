@@ -55,7 +55,9 @@ def _add_family(build: Any, common: argparse.ArgumentParser, name: str) -> None:
     try:
         chosen = family(name)
     except ClirError as exc:  # a plug-in that cannot be imported: said when it is asked for
-        c = build.add_parser(name, parents=[common], help=str(exc), add_help=False)
+        c = build.add_parser(name, parents=[common], help=str(exc))
+        for flag in ("--lang", "--out", "--variant"):  # what every family takes
+            c.add_argument(flag)
         c.set_defaults(handler=functools.partial(_refuse, exc))
         return
     c = build.add_parser(name, parents=[common], help=chosen.summary)

@@ -109,13 +109,13 @@ class CollectionFamily:
 def family(name: str) -> CollectionFamily:
     """The collection family called ``name``, built-in or plug-in (a UsageError listing the
     families for a name that is neither)."""
-    made = registry.load("collections", name)(name)
-    if not isinstance(made, CollectionFamily):
+    factory = registry.load("collections", name)
+    if not (isinstance(factory, type) and issubclass(factory, CollectionFamily)):
         raise UsageError(
-            f"the collection family {name!r} is not a "
-            "clir_toolkit.collection.builder.CollectionFamily (subclass it)"
+            f"the collection family {name!r} is not a subclass of "
+            "clir_toolkit.collection.builder.CollectionFamily"
         )
-    return made
+    return factory(name)
 
 
 def check_variant(variant: str, variants: Sequence[str]) -> None:
