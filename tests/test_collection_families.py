@@ -106,7 +106,8 @@ def plugin(tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_built_in_families_are_the_registry_s_first_names() -> None:
-    assert registry.names("collections").builtin == ("manpages", "ddtp")
+    assert registry.names("collections").builtin == (
+        "manpages", "ddtp", "wikiclir", "hc4", "neuclir")  # fmt: skip
     manpages, ddtp = family("manpages"), family("ddtp")
     assert manpages.collection_name("fr", "standard") == "manpages-en-fr"
     assert ddtp.collection_name("de", "hard") == "ddtp-en-de-hard"
@@ -142,7 +143,8 @@ def test_a_plug_in_family_builds_from_the_command_line(
     assert hard.returncode == 2 and "invalid choice: 'hard'" in hard.stderr
     # Without the package, the name is not a source.
     missing = run_clir("collection", "build", "tiny", "--lang", "fr", "--out", str(out))
-    assert_one_line_error(missing, "unknown source 'tiny'", "manpages, ddtp, irds", status=2)
+    assert_one_line_error(missing, "unknown source 'tiny'", "manpages, ddtp, wikiclir, hc4, "
+                          "neuclir, irds", status=2)  # fmt: skip
 
 
 def test_a_broken_plug_in_family_is_one_line_and_leaves_the_others_working(
