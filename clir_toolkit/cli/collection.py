@@ -70,8 +70,8 @@ def _add_family(build: Any, common: argparse.ArgumentParser, name: str) -> None:
         help=(chosen.variant_help or "the collection variant")
         + f" (default: {chosen.variants[0]})",
     )
-    add_options(c, chosen.params, given_only=True)
-    c.set_defaults(handler=cmd_collection_build, family=chosen)
+    add_options(c, chosen.params)
+    c.set_defaults(handler=cmd_collection_build, collection_family=chosen)
 
 
 def _refuse(error: ClirError, args: argparse.Namespace) -> int:
@@ -79,7 +79,7 @@ def _refuse(error: ClirError, args: argparse.Namespace) -> int:
 
 
 def cmd_collection_build(args: argparse.Namespace) -> int:
-    chosen = args.family
+    chosen = args.collection_family
     options = given_values(args, chosen.params)
     summary = chosen.build(args.lang, args.out, args.variant, not args.quiet, **options)
     print(chosen.format_summary(summary))
