@@ -181,7 +181,7 @@ def debian_packages_missing(packages: Sequence[str]) -> str | None:
     not installed, dpkg excluding /usr/share/man), or None when they can."""
     import shutil
 
-    from clir_toolkit.collection.man_packages import man_pages_excluded
+    from clir_toolkit.collection.manpages.packages import man_pages_excluded
 
     if shutil.which("dpkg-query") is None:
         return "not a Debian system (no dpkg-query)"

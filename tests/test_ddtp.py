@@ -16,7 +16,7 @@ import pytest
 
 from clir_toolkit.collection import open_collection
 from clir_toolkit.collection.ddtp import build_ddtp_collection, format_summary
-from clir_toolkit.collection.ddtp_queries import remove_names
+from clir_toolkit.collection.ddtp.queries import remove_names
 from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import FormatError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file

@@ -27,8 +27,10 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection.irds import build_irds_collection
-from clir_toolkit.collection.irds_families import FAMILIES, hashed_split, resolve
-from clir_toolkit.errors import OutputError, UsageError
+from clir_toolkit.collection.irds.datasets import FAMILIES, hashed_split, resolve
+from clir_toolkit.errors import FormatError, OutputError, UsageError
+from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.files import sha256_file
 from clir_toolkit.formats import iter_corpus, read_qrels, read_topics
 from tests.conftest import FIXTURES, assert_one_line_error, run_clir
@@ -578,6 +580,28 @@ def test_command_line(tmp_path: Path, proxy: CountingProxy) -> None:
     )  # fmt: skip
     assert_one_line_error(result, "IR_DATASETS_HOME")
     assert proxy.connections == 0
+
+
+def test_each_dataset_family_is_a_collection_family_of_recipes_and_the_command_line(
+    tmp_path: Path, proxy: CountingProxy, hc4_zh: Built
+) -> None:
+    env = offline_env(cache_copy(tmp_path, "hc4"), proxy.url)
+    out = tmp_path / "hc4-en-zh"
+    result = run_clir("collection", "build", "hc4", "--lang", "zh", "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert files_of(out) == files_of(hc4_zh.out)  # what `irds --dataset hc4/zh` builds
+    assert proxy.connections == 0
+    refused = run_clir("collection", "build", "neuclir", "--lang", "fr", "--out", str(out),
+                       env=env)  # fmt: skip
+    assert_one_line_error(refused, "no neuclir collection for language 'fr'", "fa, ru, zh",
+                          status=2)  # fmt: skip
+    recipe = tmp_path / "bm25.toml"
+    recipe.write_text('collection = "wikiclir"\nlanguages = ["fr", "sw"]\n', encoding="utf-8")
+    assert load_recipe(recipe).languages == ("fr", "sw")
+    assert Workspace().collection("wikiclir", "sw", "standard") == Path("data/wikiclir-en-sw")
+    recipe.write_text('collection = "hc4"\nlanguages = ["zh"]\nvariant = "hard"\n')
+    with pytest.raises(FormatError, match='variant: expected one of "standard", found "hard"'):
+        load_recipe(recipe)
 
 
 def test_documents_without_text_are_left_out_and_counted(

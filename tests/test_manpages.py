@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.collection import open_collection
-from clir_toolkit.collection.man_documents import find_boilerplate_headings
-from clir_toolkit.collection.man_packages import man_pages_excluded
-from clir_toolkit.collection.man_page import ManPage, Section
-from clir_toolkit.collection.man_topics import copied_share
 from clir_toolkit.collection.manpages import build_manpages_collection, format_summary
+from clir_toolkit.collection.manpages.documents import find_boilerplate_headings
+from clir_toolkit.collection.manpages.packages import man_pages_excluded
+from clir_toolkit.collection.manpages.page import ManPage, Section
+from clir_toolkit.collection.manpages.topics import copied_share
 from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import OutputError, ResourceError, UsageError
 from clir_toolkit.files import sha256_file

@@ -35,7 +35,8 @@ def test_the_collection_family_is_read_and_checked(tmp_path: Path) -> None:
     assert load_recipe(write(tmp_path / "m.toml", "")).collection == "manpages"
     with pytest.raises(FormatError) as caught:
         load_recipe(write(tmp_path / "x.toml", 'collection = "wiki"\n'))
-    assert 'collection: expected one of "manpages", "ddtp", found "wiki"' in str(caught.value)
+    assert ('collection: expected one of "manpages", "ddtp", "wikiclir", "hc4", "neuclir", '
+            'found "wiki"') in str(caught.value)
 
 
 def test_a_language_the_family_lacks_is_one_line_naming_the_recipe_and_the_choices(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.collection.man_macros import parse_man, read_man_page
-from clir_toolkit.collection.man_page import (
+from clir_toolkit.collection.manpages.macros import parse_man, read_man_page
+from clir_toolkit.collection.manpages.page import (
     Reference,
     heading_matches,
     parse_references,

@@ -1,13 +1,22 @@
-"""``clir collection build manpages|ddtp|irds``: build a test collection directory."""
+"""``clir collection build FAMILY|irds``: build a test collection directory.
+
+One sub-command per collection family of the registry (built-in or plug-in, each
+:class:`~clir_toolkit.collection.builder.CollectionFamily` says its languages, variants and
+further options), and ``irds`` for a dataset of ir_datasets named as ir_datasets names it.
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import functools
 from typing import Any
 
+from clir_toolkit import registry
 from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import add_options, given_values
 from clir_toolkit.cli.outputs import add_output
+from clir_toolkit.collection.builder import family
+from clir_toolkit.errors import ClirError
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -23,41 +32,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     build = collection.add_parser("build", help="build a collection").add_subparsers(
         dest="source", metavar="SOURCE", required=True
     )
-    c = build.add_parser(
-        "manpages",
-        parents=[common],
-        help="English→L CLIR collection from Debian's translated man pages",
-    )
-    c.add_argument("--lang", required=True, help="fr, de, es, it, ru, ja or zh")
-    add_output(c, "--out", required=True, help="collection directory to write")
-    c.add_argument(
-        "--variant",
-        default="standard",
-        choices=["standard", "hard"],
-        help="hard: documents without their NAME section (default: standard)",
-    )
-    c.set_defaults(handler=cmd_collection_manpages)
-    c = build.add_parser(
-        "ddtp",
-        parents=[common],
-        help="English→L CLIR collection from Debian's translated package descriptions",
-    )
-    c.add_argument("--lang", required=True, help="fr, de, it, ja, ru, es or zh")
-    add_output(c, "--out", required=True, help="collection directory to write")
-    c.add_argument(
-        "--variant",
-        default="standard",
-        choices=["standard", "hard"],
-        help="hard: documents without their translated synopsis (default: standard)",
-    )
-    c.add_argument(
-        "--lists",
-        type=Path,
-        help="build offline from apt lists saved in DIR (default: fetch them with apt-get "
-        "into $CLIR_DATA/ddtp/lists, kept for reuse)",
-        metavar="DIR",
-    )
-    c.set_defaults(handler=cmd_collection_ddtp)
+    for name in registry.names("collections"):
+        _add_family(build, common, name)
     c = build.add_parser(
         "irds", parents=[common], help="a collection from an ir_datasets dataset (cached locally)"
     )
@@ -74,23 +50,39 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     c.set_defaults(handler=cmd_collection_irds)
 
 
-def cmd_collection_manpages(args: argparse.Namespace) -> int:
-    from clir_toolkit.collection.manpages import build_manpages_collection, format_summary
-
-    summary = build_manpages_collection(
-        args.lang, args.out, variant=args.variant, progress=not args.quiet
+def _add_family(build: Any, common: argparse.ArgumentParser, name: str) -> None:
+    """``clir collection build NAME``: --lang, --out, --variant and the family's options."""
+    try:
+        chosen = family(name)
+    except ClirError as exc:  # a plug-in that cannot be imported: said when it is asked for
+        c = build.add_parser(name, parents=[common], help=str(exc))
+        for flag in ("--lang", "--out", "--variant"):  # what every family takes
+            c.add_argument(flag)
+        c.set_defaults(handler=functools.partial(_refuse, exc))
+        return
+    c = build.add_parser(name, parents=[common], help=chosen.summary)
+    c.add_argument("--lang", required=True, help=", ".join(chosen.languages))
+    add_output(c, "--out", required=True, help="collection directory to write")
+    c.add_argument(
+        "--variant",
+        default=chosen.variants[0],
+        choices=chosen.variants,
+        help=(chosen.variant_help or "the collection variant")
+        + f" (default: {chosen.variants[0]})",
     )
-    print(format_summary(summary))
-    return 0
+    add_options(c, chosen.params)
+    c.set_defaults(handler=cmd_collection_build, collection_family=chosen)
 
 
-def cmd_collection_ddtp(args: argparse.Namespace) -> int:
-    from clir_toolkit.collection.ddtp import build_ddtp_collection, format_summary
+def _refuse(error: ClirError, args: argparse.Namespace) -> int:
+    raise error
 
-    summary = build_ddtp_collection(
-        args.lang, args.out, variant=args.variant, lists=args.lists, progress=not args.quiet
-    )
-    print(format_summary(summary))
+
+def cmd_collection_build(args: argparse.Namespace) -> int:
+    chosen = args.collection_family
+    options = given_values(args, chosen.params)
+    summary = chosen.build(args.lang, args.out, args.variant, not args.quiet, **options)
+    print(chosen.format_summary(summary))
     return 0
 
 

@@ -3,7 +3,10 @@
 A collection directory holds ``corpus.jsonl`` (the documents, which also serve as the
 document store of the reranker), ``topics.{split}.tsv``, ``topics-human.{split}.tsv``,
 ``qrels.{split}.txt`` and ``manifest.json`` (languages, sources, counts, sha256 of every
-file). Builders of real collections live beside this file (``manpages.py``, ``irds.py``).
+file). The builders of real collections are one package per family beside this file
+(``manpages/``, ``ddtp/``, ``irds/``), each written to the one contract of
+:mod:`~clir_toolkit.collection.builder` and registered by a file of
+:mod:`~clir_toolkit.collection.families`.
 """
 
 from __future__ import annotations

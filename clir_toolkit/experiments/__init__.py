@@ -7,7 +7,8 @@ contracts (``make test``): the library never imports this package.
 
 * :mod:`~clir_toolkit.experiments.tables` — every key of a recipe file, declared once;
   :data:`~clir_toolkit.experiments.tables.KINDS`, the runner of each kind of recipe;
-* :mod:`~clir_toolkit.experiments.families` — the collection families a recipe names;
+* the collection families a recipe names are the library's (the ``collections`` kind of
+  :mod:`clir_toolkit.registry`: :func:`clir_toolkit.collection.builder.family`);
 * :mod:`~clir_toolkit.experiments.recipe` — the recipe model: reading and checking a file;
 * :mod:`~clir_toolkit.experiments.rerank_table` — a rerank recipe's ``[rerank]`` table
   and its sweeps;

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.experiments.families import COLLECTIONS
+from clir_toolkit.collection.builder import family as collection_family
 from clir_toolkit.freshness import is_fresh
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class Workspace:
 
     def collection_name(self, family: str, language: str, variant: str) -> str:
         """``manpages-en-fr``, ``ddtp-en-fr-hard``: the family's name of the collection."""
-        return COLLECTIONS[family].name(language, variant)
+        return collection_family(family).collection_name(language, variant)
 
     def collection(self, family: str, language: str, variant: str) -> Path:
         return self.data / self.collection_name(family, language, variant)
@@ -86,7 +86,7 @@ def ensure_collection(context: RunContext, family: str, language: str, variant: 
     path = context.workspace.collection(family, language, variant)
     if not (path / "manifest.json").is_file():
         context.log(f"building collection {path}")
-        COLLECTIONS[family].build(language, path, variant, not context.quiet)
+        collection_family(family).build(language, path, variant, not context.quiet)
     return path
 
 

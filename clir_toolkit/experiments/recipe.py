@@ -32,9 +32,10 @@ holds none of that encoder (``clir index --dense ENCODER``)::
     encoder = "use-m3"                      # (the default) e5-small, or hf:DIR
     translate = "dict"                      # the BM25 side of hybrid, as above
 
-The collections of a family are :data:`COLLECTIONS`'s: ``collection = "ddtp"`` runs on
-``ddtp-en-L[-hard]`` (built from the apt lists an earlier fetch saved under
-``$CLIR_DATA/ddtp/lists``, else fetched there), and its runs go to
+A family's collections, languages and variants are its own
+(:class:`~clir_toolkit.collection.builder.CollectionFamily`, built-in or plug-in):
+``collection = "ddtp"`` runs on ``ddtp-en-L[-hard]`` (built from the apt lists an earlier
+fetch saved under ``$CLIR_DATA/ddtp/lists``, else fetched there), and its runs go to
 ``runs/ddtp-en-L[-hard]/``.
 
 Parameters in ``[tune]`` are chosen by nDCG@10 on the dev split; the test split is then
@@ -60,8 +61,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.collection.builder import family as collection_family
 from clir_toolkit.errors import ClirError, FormatError
-from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import check_rerank_table, sweep_recipes
 from clir_toolkit.experiments.tables import (
@@ -93,6 +94,7 @@ def load_recipe(path: str | Path) -> Recipe:
     kind = top.get("kind", "search")
     collection = top.get("collection", "manpages")
     languages = _check_languages(path, collection, top.get("languages", ("fr",)))
+    variant = _check_variant(path, collection, top.get("variant", "standard"))
     search = check_table(
         path, "search", values.get("search", {}), SEARCH_PARAMS, "options", SEARCH_FIX
     )
@@ -112,7 +114,7 @@ def load_recipe(path: str | Path) -> Recipe:
         group=" / ".join(group if isinstance(group, tuple) else [group]),
         languages=languages,
         collection=collection,
-        variant=top.get("variant", "standard"),
+        variant=variant,
         topics=top.get("topics", "english"),
         baseline=top.get("baseline", False),
         kind=kind,
@@ -159,9 +161,19 @@ def _check_languages(path: Path, family: str, languages: tuple[str, ...]) -> tup
     param = dataclasses.replace(
         RECIPE_PARAMS["languages"],
         doc=f"the collections en→L of collection = {show(family)}",
-        choices=COLLECTIONS[family].languages,
+        choices=collection_family(family).languages,
     )
     return tuple(check_value(path, "", param, languages))
+
+
+def _check_variant(path: Path, family: str, variant: str) -> str:
+    """``variant`` if the family has it, else one line listing those it has."""
+    param = dataclasses.replace(
+        RECIPE_PARAMS["variant"],
+        doc=f"the variants of collection = {show(family)}",
+        choices=collection_family(family).variants,
+    )
+    return str(check_value(path, "", param, variant))
 
 
 def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:

@@ -16,10 +16,9 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from clir_toolkit import plugins
+from clir_toolkit import plugins, registry
 from clir_toolkit.encoders import ENCODER_NAMES
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
-from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
 from clir_toolkit.plugins import Names
 from clir_toolkit.search import BM25_PARAMS
@@ -105,10 +104,11 @@ RECIPE_PARAMS = declare(
     Param("group", str, "other", 'rows compared with each other (several: a list)',
           shape="one or list"),
     Param("collection", str, "manpages",
-          "the collection family: Debian man pages or package descriptions (DDTP)",
-          choices=tuple(COLLECTIONS)),
+          "the collection family: Debian man pages or package descriptions (DDTP), or a "
+          "plug-in's", choices=registry.names("collections")),
     Param("languages", str, ("fr",), "the family's collections en→L", shape="list"),
-    Param("variant", str, "standard", "the collection variant", choices=("standard", "hard")),
+    Param("variant", str, "standard",
+          "the collection variant, one of the family's (manpages, ddtp: standard or hard)"),
     Param("topics", str, "english", "the queries: English, or the human translations",
           choices=("english", "human")),
     Param("baseline", bool, False, "the run others are tested against"),

@@ -32,14 +32,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection.ddtp_lists import (
+from clir_toolkit.collection.ddtp.lists import (
     LANGUAGES,
     check_language,  # the collections' --lang check
     default_lists_dir,
     find_lists,
 )
-from clir_toolkit.collection.ddtp_queries import split_description
-from clir_toolkit.collection.ddtp_records import Descriptions, read_descriptions
+from clir_toolkit.collection.ddtp.queries import split_description
+from clir_toolkit.collection.ddtp.records import Descriptions, read_descriptions
 from clir_toolkit.errors import ResourceError
 from clir_toolkit.files import atomic_write
 from clir_toolkit.formats import read_qrels

@@ -9,7 +9,7 @@ has in each language:
 - the translated side of its gettext catalogs (the English side for ``en``), cleaned of
   placeholders, accelerators and markup as in :mod:`clir_toolkit.resources.parallel`;
 - the installed manual pages of that language (``man_root``), stripped of troff by
-  :mod:`clir_toolkit.collection.man_macros` — for English, the pages under ``man1``…``man8``;
+  :mod:`clir_toolkit.collection.manpages.macros` — for English, the pages under ``man1``…``man8``;
 - the ``contents`` of any corpus passed in (for instance a man-page collection's
   ``corpus.jsonl``), one line of text per output line.
 
@@ -77,7 +77,7 @@ def corpus_lines(corpus: Path) -> Iterator[str]:
 
 def manpage_paths(lang: str, man_root: Path = Path("/usr/share/man")) -> list[Path]:
     """The installed man page files of ``lang`` (``en``: the untranslated pages), sorted."""
-    from clir_toolkit.collection.man_packages import LANGUAGES
+    from clir_toolkit.collection.manpages.packages import LANGUAGES
 
     if lang == "en":
         root = man_root
@@ -110,7 +110,7 @@ def monolingual_sources(
 
 def manpage_lines(lang: str, man_root: Path = Path("/usr/share/man")) -> Iterator[str]:
     """Text lines of every installed man page of ``lang`` (``en``: the untranslated pages)."""
-    from clir_toolkit.collection.man_macros import read_man_page
+    from clir_toolkit.collection.manpages.macros import read_man_page
 
     for path in manpage_paths(lang, man_root):
         try:

@@ -7,7 +7,7 @@ finds, for each suite and component, the files it reads: the translated and the 
 descriptions, the ``Packages`` lists and the ``Release`` file. The manifest names each by
 apt's URI, recorded after each fetch in ``clir-sources.tsv``.
 
-Reading the files is :mod:`clir_toolkit.collection.ddtp_records`'s concern; building the
+Reading the files is :mod:`clir_toolkit.collection.ddtp.records`'s concern; building the
 collection, :mod:`clir_toolkit.collection.ddtp`'s.
 """
 

@@ -27,10 +27,11 @@ smallest source name when descriptions are shared across source packages), so th
 siblings — the grade-1 documents of a query are the answers of other queries — never
 straddle two splits. The same lists give byte-identical files.
 
-This module builds the collection directory and its manifest; the lists are fetched and
-found by :mod:`~clir_toolkit.collection.ddtp_lists`, read by
-:mod:`~clir_toolkit.collection.ddtp_records`, and turned into documents, queries and
-judgements by :mod:`~clir_toolkit.collection.ddtp_queries`.
+This module builds the collection directory and its manifest (written as every family
+writes its own: :mod:`clir_toolkit.collection.builder`); the lists are fetched and found by
+:mod:`~clir_toolkit.collection.ddtp.lists`, read by
+:mod:`~clir_toolkit.collection.ddtp.records`, and turned into documents, queries and
+judgements by :mod:`~clir_toolkit.collection.ddtp.queries`.
 
 **Source and licence.** The descriptions are part of Debian: each one is under the licence
 of its package, and DDTP translations are contributed under the packages' licences. The
@@ -41,17 +42,23 @@ directory, never the system's) and is never committed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.collection import COLLECTION_KIND, MANIFEST, foreign_entry
-from clir_toolkit.collection.ddtp_lists import (
+from clir_toolkit.collection.builder import (
+    SPLITS,
+    BuildSummary,
+    check_variant,
+    collection_name,
+    manifest,
+    split_counts,
+    write_collection,
+)
+from clir_toolkit.collection.ddtp.lists import (
     LANGUAGES,
     ListGroup,
     check_language,
@@ -63,31 +70,26 @@ from clir_toolkit.collection.ddtp_lists import (
     require_apt_get,
     uri_of,
 )
-from clir_toolkit.collection.ddtp_queries import (
+from clir_toolkit.collection.ddtp.queries import (
     DROP_REASONS,
     MIN_QUERY_WORDS,
     DdtpQuery,
     document_text,
     select_queries,
 )
-from clir_toolkit.collection.ddtp_records import read_descriptions, read_release_fields
-
-# the man-page collections' word count, shared on purpose
-from clir_toolkit.collection.query_rules import count_words
-from clir_toolkit.errors import ResourceError, UsageError
-from clir_toolkit.files import atomic_directory, sha256_file
-from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv
+from clir_toolkit.collection.ddtp.records import read_descriptions, read_release_fields
+from clir_toolkit.errors import ResourceError
+from clir_toolkit.files import sha256_file
+from clir_toolkit.formats import Doc
 
 __all__ = [
     "VARIANTS",
     "DdtpSummary",
     "build_ddtp_collection",
-    "collection_name",
     "format_summary",
 ]
 
 VARIANTS = ("standard", "hard")
-SPLITS = ("train", "dev", "test")
 
 LICENCE = (
     "Debian package descriptions: each under the licence of its package; DDTP translations "
@@ -97,32 +99,16 @@ LICENCE = (
 
 
 @dataclass(frozen=True)
-class DdtpSummary:
+class DdtpSummary(BuildSummary):
     """What a build produced: the figures :func:`format_summary` prints."""
 
-    name: str
-    lang: str
-    variant: str
-    out: Path
     lists: Path
     fetched: bool
     fetch_problem: str | None
     release_dates: tuple[str, ...]
     translations: int
     without_english: int
-    documents: int
     source_packages: int
-    mean_document_words: float
-    queries: dict[str, int]
-    grade2: dict[str, int]
-    grade1: dict[str, int]
-    dropped: dict[str, int]
-    seconds: float
-
-
-def collection_name(lang: str, variant: str) -> str:
-    """``ddtp-en-fr``, or ``ddtp-en-fr-hard`` for the hard variant."""
-    return f"ddtp-en-{lang}" + ("" if variant == "standard" else f"-{variant}")
 
 
 def build_ddtp_collection(
@@ -142,8 +128,7 @@ def build_ddtp_collection(
     started = time.perf_counter()
     lang = check_language(lang)
     code = LANGUAGES[lang]
-    if variant not in VARIANTS:
-        raise UsageError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+    check_variant(variant, VARIANTS)
     fetched = lists is None
     problem = None
     if lists is None:
@@ -172,69 +157,36 @@ def build_ddtp_collection(
 
     releases = {group.release for group in groups}
     release_fields = {path: read_release_fields(path) for path in sorted(releases)}
-    name = collection_name(lang, variant)
-    out = Path(out)
-    with atomic_directory(out, marker=MANIFEST, what=COLLECTION_KIND, foreign=foreign_entry) as tmp:
-        write_corpus_jsonl(tmp / "corpus.jsonl", docs)
-        for split, split_queries in by_split.items():
-            write_topics_tsv(
-                tmp / f"topics.{split}.tsv", (Topic(q.qid, q.english) for q in split_queries)
-            )
-            write_topics_tsv(
-                tmp / f"topics-human.{split}.tsv", (Topic(q.qid, q.human) for q in split_queries)
-            )
-            write_qrels(tmp / f"qrels.{split}.txt", _qrels(split_queries))
-        summary = DdtpSummary(
-            name=name,
-            lang=lang,
-            variant=variant,
-            out=out,
-            lists=lists,
-            fetched=fetched,
-            fetch_problem=problem,
-            release_dates=tuple(fields["Date"] for fields in release_fields.values()),
-            translations=len(found.translated),
-            without_english=len(found.translated) - len(corpus),
-            documents=len(docs),
-            source_packages=len({s for doc in docs for s in found.sources_of(doc.id)}),
-            mean_document_words=(
-                sum(count_words(doc.contents) for doc in docs) / len(docs) if docs else 0.0
-            ),
-            queries={split: len(by_split[split]) for split in SPLITS},
-            grade2={split: len(by_split[split]) for split in SPLITS},
-            grade1={split: sum(len(q.related) for q in by_split[split]) for split in SPLITS},
-            dropped={reason: dropped[reason] for reason in DROP_REASONS},
-            seconds=0.0,
-        )
-        manifest = _manifest(summary, code, groups, release_fields, recorded_uris(lists), tmp)
-        text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        (tmp / MANIFEST).write_text(text, encoding="utf-8")
+    summary = DdtpSummary(
+        name=collection_name("ddtp", lang, variant),
+        lang=lang,
+        variant=variant,
+        out=Path(out),
+        **split_counts(docs, by_split, dropped, DROP_REASONS),
+        seconds=0.0,
+        lists=lists,
+        fetched=fetched,
+        fetch_problem=problem,
+        release_dates=tuple(fields["Date"] for fields in release_fields.values()),
+        translations=len(found.translated),
+        without_english=len(found.translated) - len(corpus),
+        source_packages=len({s for doc in docs for s in found.sources_of(doc.id)}),
+    )
+    record = _record(summary, code, groups, release_fields, recorded_uris(lists))
+    write_collection(summary.out, docs, by_split, manifest(summary, **record))
     return dataclasses.replace(summary, seconds=time.perf_counter() - started)
 
 
-def _qrels(queries: Iterable[DdtpQuery]) -> Iterator[Qrel]:
-    for query in queries:
-        yield Qrel(query.qid, query.qid, 2)
-        for docid in query.related:
-            yield Qrel(query.qid, docid, 1)
-
-
-def _manifest(
+def _record(
     summary: DdtpSummary,
     code: str,
     groups: list[ListGroup],
     release_fields: dict[Path, dict[str, str]],
     known_uris: dict[str, str],
-    directory: Path,
 ) -> dict[str, Any]:
-    """The manifest: languages, the lists read (URI, sha256), counts, parameters, hashes."""
+    """The manifest's DDTP fields: the lists read (URI, sha256), parameters, counts."""
     inputs = sorted({path for group in groups for path in group.files()})
-    files = sorted(path.name for path in directory.iterdir() if path.name != MANIFEST)
     return {
-        "name": summary.name,
-        "variant": summary.variant,
-        "query_lang": "en",
-        "doc_lang": summary.lang,
         "description": (
             "English queries (package synopses without the package name) against Debian's "
             f"{code} package-description translations (DDTP); constructed as Sasaki et al. "
@@ -272,34 +224,13 @@ def _manifest(
         "counts": {
             "translations": summary.translations,
             "translations_without_english": summary.without_english,
-            "documents": summary.documents,
             "source_packages": summary.source_packages,
-            "queries": {**summary.queries, "all": sum(summary.queries.values())},
-            "judgements_grade_2": {**summary.grade2, "all": sum(summary.grade2.values())},
-            "judgements_grade_1": {**summary.grade1, "all": sum(summary.grade1.values())},
-            "queries_dropped": summary.dropped,
         },
-        "files": {name: sha256_file(directory / name) for name in files},
     }
 
 
 def format_summary(summary: DdtpSummary) -> str:
     """The table printed at the end of a build."""
-    rows: list[tuple[str, ...]] = [("split", "queries", "grade 2", "grade 1")]
-    counts = (summary.queries, summary.grade2, summary.grade1)
-    for split in SPLITS:
-        rows.append((split, *(f"{column[split]:,}" for column in counts)))
-    rows.append(("all", *(f"{sum(column.values()):,}" for column in counts)))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    table = [
-        "  ".join(
-            cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
-        )
-        for row in rows
-    ]
-    dropped = ", ".join(
-        f"{count:,} {DROP_REASONS[reason]}" for reason, count in summary.dropped.items() if count
-    )
     lists = f"lists: {summary.lists} (Release of {'; '.join(summary.release_dates)})"
     if summary.fetched:
         lists += f"; kept for reuse: rebuild offline with --lists {summary.lists}"
@@ -307,14 +238,14 @@ def format_summary(summary: DdtpSummary) -> str:
         f"{summary.name}: {summary.documents:,} documents ({summary.lang}) from "
         f"{summary.source_packages:,} source packages, mean length "
         f"{summary.mean_document_words:,.0f} words",
-        *table,
+        *summary.table(),
         "judged per query: grade 2 = the translated description, grade 1 = the other "
         "packages of its source package",
-        f"queries dropped: {dropped or 'none'}",
+        summary.dropped_line(DROP_REASONS),
         f"descriptions translated but without English text: {summary.without_english:,}",
         lists,
     ]
     if summary.fetch_problem:
         lines.append(f"apt-get update reported: {summary.fetch_problem}")
-    lines.append(f"written to {summary.out} in {summary.seconds:.1f} s")
+    lines.append(summary.written_line())
     return "\n".join(lines)

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clir_toolkit.collection.man_macros import read_man_page
-from clir_toolkit.collection.man_page import ManPage, Reference
+from clir_toolkit.collection.manpages.macros import read_man_page
+from clir_toolkit.collection.manpages.page import ManPage, Reference
 
 __all__ = ["PageSet", "page_key", "scan_pages"]
 

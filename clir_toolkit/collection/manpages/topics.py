@@ -23,15 +23,14 @@ page gave no query.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection.man_documents import SectionFilter, kept_sections, line_key
-from clir_toolkit.collection.man_page import SEE_ALSO_HEADINGS, ManPage, split_name_line
-from clir_toolkit.collection.man_root import PageSet
+from clir_toolkit.collection.manpages.documents import SectionFilter, kept_sections, line_key
+from clir_toolkit.collection.manpages.page import SEE_ALSO_HEADINGS, ManPage, split_name_line
+from clir_toolkit.collection.manpages.root import PageSet
 from clir_toolkit.collection.query_rules import _query_key
-from clir_toolkit.formats import Qrel
 
 __all__ = [
     "DROP_REASONS",
@@ -40,7 +39,6 @@ __all__ = [
     "MIN_QUERY_WORDS",
     "Query",
     "copied_share",
-    "qrels_of",
     "select_queries",
 ]
 
@@ -155,11 +153,3 @@ def _see_also_docids(translated: PageSet, page: ManPage) -> set[str]:
     """The translated pages (docids) that ``page`` lists under SEE ALSO."""
     found = (translated.lookup(reference) for reference in page.see_also(SEE_ALSO_HEADINGS))
     return {docid for docid in found if docid is not None}
-
-
-def qrels_of(queries: Iterable[Query]) -> Iterator[Qrel]:
-    """The judgements of ``queries``: grade 2 for a query's own page, 1 for its related ones."""
-    for query in queries:
-        yield Qrel(query.qid, query.qid, 2)
-        for docid in query.related:
-            yield Qrel(query.qid, docid, 1)

@@ -8,7 +8,7 @@ hyphenates words across lines and, outside a UTF-8 locale, drops accents and CJK
 information retrieval we need only the words and the structure, so the source is read
 directly (under a millisecond a page). This module is the troff layer of that reader,
 :class:`TroffReader`; the macro packages on top of it (``man(7)``, ``mdoc(7)``), which turn
-the text into the sections of a page, are in :mod:`clir_toolkit.collection.man_macros`.
+the text into the sections of a page, are in :mod:`clir_toolkit.collection.manpages.macros`.
 
 What it handles:
 

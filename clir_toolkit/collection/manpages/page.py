@@ -1,6 +1,6 @@
 """A manual page as text and structure: what its sections, NAME line and SEE ALSO mean.
 
-:func:`clir_toolkit.collection.man_macros.read_man_page` reads a page into a
+:func:`clir_toolkit.collection.manpages.macros.read_man_page` reads a page into a
 :class:`ManPage`: its title and section, its ordered sections (heading → lines of text),
 the NAME line and the SEE ALSO references. This module is about what those mean, whatever
 the language of the page: headings compared across languages and the bilingual headings of

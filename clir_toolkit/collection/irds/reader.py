@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from clir_toolkit.collection.irds_families import IrdsPlan
+from clir_toolkit.collection.irds.datasets import IrdsPlan
 from clir_toolkit.errors import ClirError, ResourceError
 
 __all__ = ["IrdsReader", "downloads_refused", "import_ir_datasets", "quiet_ir_datasets"]

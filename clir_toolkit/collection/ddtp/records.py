@@ -2,7 +2,7 @@
 
 A list is a sequence of deb822 records (``Field: value`` lines, continuation lines
 starting with a blank, records separated by blank lines), kept lz4-compressed by apt.
-From the lists of :func:`clir_toolkit.collection.ddtp_lists.find_lists` this module reads
+From the lists of :func:`clir_toolkit.collection.ddtp.lists.find_lists` this module reads
 what a DDTP collection needs: every description by its ``Description-md5``, in English and
 translated, the binary packages it describes and their source packages
 (:class:`Descriptions`), and the fields of the ``Release`` files the manifest records.
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.collection.ddtp_lists import ListGroup
+from clir_toolkit.collection.ddtp.lists import ListGroup
 from clir_toolkit.errors import FormatError
 
 __all__ = ["Descriptions", "read_descriptions", "read_records", "read_release_fields"]

@@ -14,7 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from clir_toolkit.collection.man_page import ManPage, Section, heading_matches, normalise_heading
+from clir_toolkit.collection.manpages.page import (
+    ManPage,
+    Section,
+    heading_matches,
+    normalise_heading,
+)
 
 __all__ = [
     "BOILERPLATE_HEADINGS",

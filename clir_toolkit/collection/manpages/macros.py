@@ -1,10 +1,11 @@
 """The man and mdoc macros: a manual page's troff source to a :class:`ManPage`.
 
 The troff language itself (escapes, requests, strings, conditionals, tables) is read by
-:class:`~clir_toolkit.collection.troff.TroffReader`; this module is the macro package on top
-of it, which knows where a page's sections start and which lines are text. It returns a
-:class:`~clir_toolkit.collection.man_page.ManPage`: its title and section, its ordered
-sections (heading → lines of text), the NAME line and the SEE ALSO references.
+:class:`~clir_toolkit.collection.manpages.troff.TroffReader`; this module is the macro
+package on top of it, which knows where a page's sections start and which lines are text.
+It returns a :class:`~clir_toolkit.collection.manpages.page.ManPage`: its title and
+section, its ordered sections (heading → lines of text), the NAME line and the SEE ALSO
+references.
 
 What it handles:
 
@@ -27,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from clir_toolkit.collection.man_page import ManPage, Section
-from clir_toolkit.collection.troff import (
+from clir_toolkit.collection.manpages.page import ManPage, Section
+from clir_toolkit.collection.manpages.troff import (
     JOIN,
     TroffReader,
     clean,

@@ -16,8 +16,8 @@ three CLIR families into the toolkit's collection directory (the README's Format
 
 The families (``wikiclir/LANG``, ``hc4/LANG[/split]``, ``neuclir/1/LANG[/subset]``), their
 papers and how their topics fall into splits are described in
-:mod:`clir_toolkit.collection.irds_families`, which resolves a name to a build plan;
-:mod:`clir_toolkit.collection.irds_reader` reads the plan's datasets through ir_datasets,
+:mod:`clir_toolkit.collection.irds.datasets`, which resolves a name to a build plan;
+:mod:`clir_toolkit.collection.irds.reader` reads the plan's datasets through ir_datasets,
 offline. This module writes the directory.
 
 **Grades.** HC4 and NeuCLIR judge 0 (not valuable), 1 (somewhat valuable) and 3 (very
@@ -35,7 +35,6 @@ place when complete.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -43,15 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.collection import COLLECTION_KIND, MANIFEST, foreign_entry
-from clir_toolkit.collection.irds_families import SPLITS, IrdsPlan, hashed_split, resolve
-from clir_toolkit.collection.irds_reader import (
+from clir_toolkit.collection.builder import write_manifest
+from clir_toolkit.collection.irds.datasets import SPLITS, IrdsPlan, hashed_split, resolve
+from clir_toolkit.collection.irds.reader import (
     IrdsReader,
     downloads_refused,
     import_ir_datasets,
     quiet_ir_datasets,
 )
 from clir_toolkit.errors import ClirError, FormatError, UsageError
-from clir_toolkit.files import atomic_directory, check_only_ours, check_replaceable, sha256_file
+from clir_toolkit.files import atomic_directory, check_only_ours, check_replaceable
 from clir_toolkit.formats import Doc, Qrel, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv
 
 __all__ = ["IrdsSummary", "build_irds_collection", "format_summary"]
@@ -287,7 +287,8 @@ def _write_splits(plan: IrdsPlan, directory: Path, splits: dict[str, _Split]) ->
 def _write_manifest(
     directory: Path, plan: IrdsPlan, splits: dict[str, _Split], summary: IrdsSummary
 ) -> None:
-    """manifest.json: languages, sources, build parameters, counts, sha256 of every file.
+    """manifest.json: languages, sources, build parameters, counts, sha256 of every file
+    (written as every family writes it, :func:`~clir_toolkit.collection.builder.write_manifest`).
 
     It holds no time stamp and no absolute path, so a rebuild is byte-identical.
     """
@@ -310,12 +311,7 @@ def _write_manifest(
         "uses gains 2/1, not the published 3/1: use qrels-original.* to compare with "
         "published figures"
     )
-    files = {
-        path.name: sha256_file(path)
-        for path in sorted(directory.iterdir())
-        if path.is_file() and path.name != "manifest.json"
-    }
-    manifest = {
+    fields = {
         "name": plan.dataset.replace("/", "-"),
         "description": (
             f"{plan.dataset} from ir_datasets: English queries, {plan.doc_lang} documents"
@@ -363,11 +359,8 @@ def _write_manifest(
             "qrels_without_topic": summary.qrels_without_topic,
             "empty_documents": summary.empty_documents,
         },
-        "files": files,
     }
-    with open(directory / "manifest.json", "w", encoding="utf-8", newline="\n") as handle:
-        json.dump(manifest, handle, ensure_ascii=False, indent=2)
-        handle.write("\n")
+    write_manifest(directory, fields)
 
 
 def format_summary(summary: IrdsSummary) -> str:

@@ -36,32 +36,41 @@ other pages installed, or on the language. The same packages give byte-identical
 The query id is the docid of the page, ``name.section`` (``ls.1``): a qrels line
 ``ls.1 0 ls.1 2`` reads as "the page ls(1) answers its own query".
 
-This module builds the collection directory; the steps live beside it:
-:mod:`~clir_toolkit.collection.man_packages` (the languages, Debian's packages, refusing a
-broken installation), :mod:`~clir_toolkit.collection.man_root` (the unique pages of a man
-root, aliases resolved), :mod:`~clir_toolkit.collection.man_documents` (the documents, less
-the boilerplate), :mod:`~clir_toolkit.collection.man_topics` (queries, filters and graded
-judgements) and :mod:`~clir_toolkit.collection.query_rules` (the split, shared with DDTP).
+This module builds the collection directory (written as every family writes its own:
+:mod:`clir_toolkit.collection.builder`); the steps live beside it in this package:
+:mod:`~clir_toolkit.collection.manpages.packages` (the languages, Debian's packages,
+refusing a broken installation), :mod:`~clir_toolkit.collection.manpages.root` (the unique
+pages of a man root, aliases resolved), :mod:`~clir_toolkit.collection.manpages.documents`
+(the documents, less the boilerplate), :mod:`~clir_toolkit.collection.manpages.topics`
+(queries and filters) and :mod:`~clir_toolkit.collection.query_rules` (the split, shared
+with DDTP).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.collection import COLLECTION_KIND, MANIFEST, foreign_entry
-from clir_toolkit.collection.man_documents import (
+from clir_toolkit.collection.builder import (
+    SPLITS,
+    BuildSummary,
+    check_variant,
+    collection_name,
+    manifest,
+    split_counts,
+    write_collection,
+)
+from clir_toolkit.collection.manpages.documents import (
     SectionFilter,
     document_text,
     find_boilerplate_headings,
     kept_sections,
 )
-from clir_toolkit.collection.man_packages import (
+from clir_toolkit.collection.manpages.packages import (
     DPKG_CONFIG,
     ENGLISH_PACKAGES,
     LANGUAGES,
@@ -71,31 +80,27 @@ from clir_toolkit.collection.man_packages import (
     check_installation,
     owning_packages,
 )
-from clir_toolkit.collection.man_root import PageSet, scan_pages
-from clir_toolkit.collection.man_topics import (
+from clir_toolkit.collection.manpages.root import PageSet, scan_pages
+from clir_toolkit.collection.manpages.topics import (
     DROP_REASONS,
     MAX_COPIED_SHARE,
     MIN_COPIED_LINE_LETTERS,
     MIN_QUERY_WORDS,
     Query,
-    qrels_of,
     select_queries,
 )
-from clir_toolkit.collection.query_rules import count_words, split_of
+from clir_toolkit.collection.query_rules import split_of
 from clir_toolkit.errors import UsageError
-from clir_toolkit.files import atomic_directory, sha256_file
-from clir_toolkit.formats import Doc, Topic, write_corpus_jsonl, write_qrels, write_topics_tsv
+from clir_toolkit.formats import Doc
 
 __all__ = [
     "VARIANTS",
-    "BuildSummary",
+    "ManPagesSummary",
     "build_manpages_collection",
-    "collection_name",
     "format_summary",
 ]
 
 VARIANTS = ("standard", "hard")
-SPLITS = ("train", "dev", "test")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,26 +109,11 @@ SPLITS = ("train", "dev", "test")
 
 
 @dataclass(frozen=True)
-class BuildSummary:
+class ManPagesSummary(BuildSummary):
     """What a build produced: the figures :func:`format_summary` prints."""
 
-    name: str
-    lang: str
-    variant: str
-    out: Path
-    documents: int
-    mean_document_words: float
-    queries: dict[str, int]
-    grade2: dict[str, int]
-    grade1: dict[str, int]
-    dropped: dict[str, int]
     boilerplate: tuple[str, ...]
-    seconds: float
-
-
-def collection_name(lang: str, variant: str) -> str:
-    """``manpages-en-fr``, or ``manpages-en-fr-hard`` for the hard variant."""
-    return f"manpages-en-{lang}" + ("" if variant == "standard" else f"-{variant}")
+    """The headings of the sections dropped as boilerplate."""
 
 
 def _language(lang: str) -> Language:
@@ -144,7 +134,7 @@ def build_manpages_collection(
     man_root: Path = SYSTEM_MAN_ROOT,
     progress: bool = True,
     dpkg_config: Path = DPKG_CONFIG,
-) -> BuildSummary:
+) -> ManPagesSummary:
     """Build the English→``lang`` man-page collection into the directory ``out``.
 
     ``man_root`` is where the pages are (``/usr/share/man``; a directory laid out the same
@@ -153,8 +143,7 @@ def build_manpages_collection(
     """
     started = time.perf_counter()
     language = _language(lang)
-    if variant not in VARIANTS:
-        raise UsageError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+    check_variant(variant, VARIANTS)
     man_root = Path(man_root)
     check_installation(language, man_root, dpkg_config)
 
@@ -176,57 +165,31 @@ def build_manpages_collection(
     for query in queries:
         by_split[split_of(query.qid)].append(query)
 
-    name = collection_name(language.code, variant)
-    out = Path(out)
-    with atomic_directory(out, marker=MANIFEST, what=COLLECTION_KIND, foreign=foreign_entry) as tmp:
-        write_corpus_jsonl(tmp / "corpus.jsonl", docs)
-        for split, split_queries in by_split.items():
-            write_topics_tsv(
-                tmp / f"topics.{split}.tsv", (Topic(q.qid, q.english) for q in split_queries)
-            )
-            write_topics_tsv(
-                tmp / f"topics-human.{split}.tsv", (Topic(q.qid, q.human) for q in split_queries)
-            )
-            write_qrels(tmp / f"qrels.{split}.txt", qrels_of(split_queries))
-        summary = BuildSummary(
-            name=name,
-            lang=language.code,
-            variant=variant,
-            out=out,
-            documents=len(docs),
-            mean_document_words=(
-                sum(count_words(doc.contents) for doc in docs) / len(docs) if docs else 0.0
-            ),
-            queries={split: len(by_split[split]) for split in SPLITS},
-            grade2={split: len(by_split[split]) for split in SPLITS},
-            grade1={split: sum(len(q.related) for q in by_split[split]) for split in SPLITS},
-            dropped={reason: dropped[reason] for reason in DROP_REASONS},
-            boilerplate=tuple(is_boilerplate.dropped()),
-            seconds=0.0,
-        )
-        manifest = _manifest(summary, language, man_root, translated, english_files, tmp)
-        text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        (tmp / "manifest.json").write_text(text, encoding="utf-8")
+    summary = ManPagesSummary(
+        name=collection_name("manpages", language.code, variant),
+        lang=language.code,
+        variant=variant,
+        out=Path(out),
+        **split_counts(docs, by_split, dropped, DROP_REASONS),
+        boilerplate=tuple(is_boilerplate.dropped()),
+        seconds=0.0,
+    )
+    record = _record(summary, language, man_root, translated, english_files)
+    write_collection(summary.out, docs, by_split, manifest(summary, **record))
     return dataclasses.replace(summary, seconds=time.perf_counter() - started)
 
 
-def _manifest(
-    summary: BuildSummary,
+def _record(
+    summary: ManPagesSummary,
     language: Language,
     man_root: Path,
     translated: PageSet,
     english_files: list[Path],
-    directory: Path,
 ) -> dict[str, Any]:
-    """The manifest: languages, sources and versions, counts, parameters, file hashes."""
+    """The manifest's man-page fields: sources and versions, parameters, page counts."""
     system = man_root.resolve() == SYSTEM_MAN_ROOT
     used = [path for path, _ in translated.pages.values()] + english_files
-    files = sorted(path.name for path in directory.iterdir() if path.name != "manifest.json")
     return {
-        "name": summary.name,
-        "variant": summary.variant,
-        "query_lang": "en",
-        "doc_lang": language.code,
         "description": (
             "English queries (NAME descriptions of English manual pages) against Debian's "
             f"{language.directory} translations; constructed as Sasaki et al. (2018) built "
@@ -259,53 +222,19 @@ def _manifest(
             "symbolic_links": translated.links,
             "so_stubs": translated.stubs,
             "unresolved_files": translated.unresolved,
-            "documents": summary.documents,
-            "queries": {**summary.queries, "all": sum(summary.queries.values())},
-            "judgements_grade_2": {**summary.grade2, "all": sum(summary.grade2.values())},
-            "judgements_grade_1": {**summary.grade1, "all": sum(summary.grade1.values())},
-            "queries_dropped": summary.dropped,
         },
-        "files": {name: sha256_file(directory / name) for name in files},
     }
 
 
-def format_summary(summary: BuildSummary) -> str:
+def format_summary(summary: ManPagesSummary) -> str:
     """The table printed at the end of a build."""
-    rows = [("split", "queries", "grade 2", "grade 1")]
-    for split in SPLITS:
-        rows.append(
-            (
-                split,
-                f"{summary.queries[split]:,}",
-                f"{summary.grade2[split]:,}",
-                f"{summary.grade1[split]:,}",
-            )
-        )
-    rows.append(
-        (
-            "all",
-            f"{sum(summary.queries.values()):,}",
-            f"{sum(summary.grade2.values()):,}",
-            f"{sum(summary.grade1.values()):,}",
-        )
-    )
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    table = [
-        "  ".join(
-            cell.ljust(widths[0]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
-        )
-        for row in rows
-    ]
-    dropped = ", ".join(
-        f"{count:,} {DROP_REASONS[reason]}" for reason, count in summary.dropped.items() if count
-    )
     return "\n".join(
         [
             f"{summary.name}: {summary.documents:,} documents ({summary.lang}), "
             f"mean length {summary.mean_document_words:,.0f} words",
-            *table,
+            *summary.table(),
             "judged pages per query: grade 2 = the translated page, grade 1 = shared SEE ALSO",
-            f"queries dropped: {dropped or 'none'}",
-            f"written to {summary.out} in {summary.seconds:.1f} s",
+            summary.dropped_line(DROP_REASONS),
+            summary.written_line(),
         ]
     )

@@ -1,7 +1,7 @@
 """The documents, queries, human topics and judgements of a DDTP collection.
 
 From the descriptions the lists hold
-(:class:`~clir_toolkit.collection.ddtp_records.Descriptions`): a description split into
+(:class:`~clir_toolkit.collection.ddtp.records.Descriptions`): a description split into
 its synopsis and long text (the document's text), the English synopsis without the
 package's names (the query), the translated one (the human topic), the descriptions of
 sibling packages (grade 1), the filters that drop a query, and the split of each query by
@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from clir_toolkit.collection.ddtp_records import Descriptions
+from clir_toolkit.collection.ddtp.records import Descriptions
 
 # the man-page collections' word count, split hash and query-text key, shared on purpose
 from clir_toolkit.collection.query_rules import _query_key, count_words, split_of
