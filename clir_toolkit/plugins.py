@@ -37,6 +37,11 @@ it is used. Groups, and what a component is called with:
   depend on (the caches' and indexes' fingerprint), ``interpolation`` its λ with the first
   stage (else 0.7). ``clir index --dense NAME``, ``clir search --dense``, ``clir rerank
   score --pretrained NAME`` and ``clir rerank train --pretrained NAME`` take it.
+* ``clir_toolkit.collections``: a subclass of
+  :class:`clir_toolkit.collection.builder.CollectionFamily`, made with its name, declaring
+  ``languages`` and ``variants`` and building with ``build(language, out, variant,
+  progress, **options)``; ``clir collection build NAME`` and a recipe's ``collection =
+  "NAME"`` take it.
 
 :class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
 looked up the first time they are needed, so that ``clir --help`` stays fast.
