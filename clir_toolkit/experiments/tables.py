@@ -17,11 +17,10 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from clir_toolkit import plugins
+from clir_toolkit import registry
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
 from clir_toolkit.experiments.families import COLLECTIONS
 from clir_toolkit.params import SAFE_NAME, Form, Param, declare, renamed, show
-from clir_toolkit.plugins import Names
 from clir_toolkit.rerank.encoders import ENCODERS
 from clir_toolkit.search import BM25_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
@@ -184,7 +183,7 @@ def _rerank_params() -> dict[str, Param]:
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
     translation["translate"] = dataclasses.replace(
         translation["translate"],
-        choices=Names(("dict", "mt", "embed"), plugins.TRANSLATORS),  # "none" is leaving it out
+        choices=registry.Names("translators", exclude=("none",)),  # "none": leave it out
         default=None,
     )
     return {

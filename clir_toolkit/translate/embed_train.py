@@ -58,6 +58,7 @@ from typing import Any
 
 from clir_toolkit.errors import UsageError
 from clir_toolkit.files import atomic_write
+from clir_toolkit.translate.dictionary import DEFAULT_DICTIONARIES
 from clir_toolkit.translate.embed_cache import cached_text, cached_word2vec, default_cache_dir
 from clir_toolkit.translate.embed_text import (
     MAN_ROOT,
@@ -66,7 +67,6 @@ from clir_toolkit.translate.embed_text import (
     tokenise_file,
     tokenizer_for,
 )
-from clir_toolkit.translate.pipeline import DEFAULT_DICTIONARIES as PIPELINE_DICTIONARIES
 from clir_toolkit.translate.seed_pairs import seed_pairs, split_pairs
 
 __all__ = [
@@ -76,10 +76,6 @@ __all__ = [
     "report_path",
     "train_bilingual_embeddings",
 ]
-
-#: The dictionary that seeds the alignment of each language when none is given: the one
-#: query translation uses (:data:`clir_toolkit.translate.pipeline.DEFAULT_DICTIONARIES`).
-DEFAULT_DICTIONARIES = PIPELINE_DICTIONARIES
 
 
 @dataclass
