@@ -71,6 +71,7 @@ import pandas as pd
 import clir_toolkit as ct
 from clir_toolkit.errors import ResourceError, UsageError
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1
+from clir_toolkit.search.searcher import check_search_options
 
 try:
     import pyterrier as pt
@@ -81,9 +82,6 @@ except ImportError:
 
 #: The column that carries a translated query's structure (a StructuredQuery per row).
 STRUCTURED_COLUMN = "clir_query"
-
-#: The query structures of :func:`clir_toolkit.search_to_run` (``clir search --structure``).
-STRUCTURES = ("and", "or", "syn")
 
 #: What :meth:`ClirReranker.fit` decides itself: the files it writes from its DataFrames.
 _FILE_OPTIONS = ("collection", "topics", "qrels", "run", "output",
@@ -154,12 +152,7 @@ class ClirRetriever(pt.Transformer):
         b: float = DEFAULT_B,
         structure: str = "or",
     ) -> None:
-        if structure not in STRUCTURES:
-            raise UsageError(
-                f"unknown query structure '{structure}' (use one of: {', '.join(STRUCTURES)})"
-            )
-        if isinstance(hits, bool) or not isinstance(hits, int) or hits < 1:
-            raise UsageError(f"hits must be a whole number of at least 1 (got {hits!r})")
+        check_search_options(hits=hits, structure=structure)  # clir search's own rule
         self.index = Path(index)
         self.hits = hits
         self.structure = structure
@@ -244,8 +237,7 @@ class ClirDenseRetriever(pt.Transformer):
         encoder: str | None = None,
         model: str | Path | None = None,
     ) -> None:
-        if isinstance(hits, bool) or not isinstance(hits, int) or hits < 1:
-            raise UsageError(f"hits must be a whole number of at least 1 (got {hits!r})")
+        check_search_options(hits=hits)
         self.index = Path(index)
         self.hits = hits
         self._searcher = ct.DenseSearcher(self.index, encoder, model)
