@@ -5,7 +5,6 @@ structured, what it needs) is all the rest of the toolkit knows of it."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 import textwrap
@@ -27,47 +26,37 @@ from tests.conftest import FIXTURES, TINY_FR
 
 ROOT = Path(__file__).resolve().parent.parent
 
-REVERSE = '''
-"""``--translate reverse``: each word spelled backwards (a translator in one file)."""
-
-from clir_toolkit.query import StructuredQuery
-from clir_toolkit.registry import register
+EXTENDING = ROOT / "docs" / "extending.md"
+EN_FR = FIXTURES / "translate" / "en-fr.tsv"
 
 
-class Reverse:
-    name = "reverse"
-
-    def translate(self, queries):
-        return [StructuredQuery.plain(q.qid, " ".join(w[::-1] for w in q.original.split()))
-                for q in queries]
-
-
-@register("translators", "reverse", summary="each word spelled backwards", order=50,
-          structured=True, label=lambda options: "backwards")
-def reverse(target_lang, options):
-    return Reverse()
-'''
+def worked_example(path: str) -> str:
+    """The code block of docs/extending.md that begins with the comment ``# path``."""
+    text = EXTENDING.read_text(encoding="utf-8")
+    start = text.index(f"```python\n# {path}\n") + len("```python\n")
+    return text[start : text.index("```", start)]
 
 
 @pytest.fixture
-def reverse_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A second home package of the translators holding one file, ``reverse.py``: what
-    adding that file to ``clir_toolkit/translate/translators/`` does, without editing it."""
-    home = tmp_path / "more_translators"
-    home.mkdir()
-    (home / "__init__.py").write_text("")
-    (home / "reverse.py").write_text(REVERSE)
+def worked_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """docs/extending.md's translator and expander, each the one file of a second home
+    package of its kind: what adding that file to the toolkit's home package does."""
+    homes = {"translators": ("more_translators", "translate/translators/lookup.py"),
+             "expanders": ("more_expanders", "expand/expanders/singular.py")}  # fmt: skip
+    for kind, (package, path) in homes.items():
+        home = tmp_path / package
+        home.mkdir()
+        (home / "__init__.py").write_text("")
+        (home / Path(path).name).write_text(worked_example(f"clir_toolkit/{path}"))
+        declared = registry.KINDS[kind]
+        homes_now = (*declared.homes, package)
+        monkeypatch.setitem(registry.KINDS, kind, dataclasses.replace(declared, homes=homes_now))
     monkeypatch.syspath_prepend(str(tmp_path))
-    kind = registry.KINDS["translators"]
-    monkeypatch.setitem(
-        registry.KINDS,
-        "translators",
-        dataclasses.replace(kind, homes=(*kind.homes, "more_translators")),
-    )
-    yield home
-    registry._BUILTINS["translators"].pop("reverse", None)
-    registry._IMPORTED_HOMES.discard("more_translators")
-    for module in [m for m in sys.modules if m.startswith("more_translators")]:
+    yield
+    for kind, (package, path) in homes.items():
+        registry._BUILTINS[kind].pop(Path(path).stem, None)
+        registry._IMPORTED_HOMES.discard(package)
+    for module in [m for m in sys.modules if m.startswith(("more_translators", "more_expanders"))]:
         del sys.modules[module]
     make_translator.cache_clear()
 
@@ -99,36 +88,35 @@ def test_the_built_ins_are_the_files_of_the_home_packages_and_declare_their_opti
     }
 
 
-def test_a_translator_is_one_file_used_as_a_plug_in_is(
-    reverse_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_translator_and_an_expander_are_one_file_each_as_docs_extending_shows(
+    worked_examples: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from clir_toolkit.cli import main
 
-    assert list(registry.names("translators")) == ["none", "dict", "mt", "embed", "reverse"]
-    options = TranslationOptions(translate="reverse")
+    assert list(registry.names("translators")) == ["none", "dict", "mt", "embed", "lookup"]
+    assert list(registry.names("expanders")) == ["wordnet", "singular"]
+    options = TranslationOptions(translate="lookup", dictionary=str(EN_FR), expand="singular")
     assert options.structure() == "syn"  # its declared trait, as a plug-in's attribute
     assert options.structure("or") == "or"
-    assert options.describe() == "backwards"
-    queries = build_queries([Topic("q1", "list directory contents")], options, "fr")
-    assert [term.source for term in queries[0].terms] == ["tsil", "yrotcerid", "stnetnoc"]
-    # The command line offers it as it offers a plug-in's name: a choice of --translate.
-    output = tmp_path / "translated.jsonl"
-    status = main(
-        [
-            "translate",
-            "--topics",
-            str(TINY_FR / "topics.dev.tsv"),
-            "--target-lang",
-            "fr",
-            "--translate",
-            "reverse",
-            "--output",
-            str(output),
-        ]
+    assert options.describe() == f"singular+lookup:{EN_FR}"
+    queries = build_queries([Topic("q2", "copy files")], options, "fr")
+    translated = {term.source: [a.text for a in term.alternatives] for term in queries[0].terms}
+    assert translated == {"copy": ["copier"], "files": ["files", "fichier", "lime"]}
+    # The command line offers both names as choices, and refuses the translator without
+    # the option it requires, in one line, before any work.
+    output = tmp_path / "translated.tsv"
+    topics = str(TINY_FR / "topics.dev.tsv")
+    command = ["translate", "--topics", topics, "--target-lang", "fr", "--translate", "lookup",
+               "--expand", "singular", "--output", str(output)]  # fmt: skip
+    assert main([*command, "--dict", str(EN_FR)]) == 0, capsys.readouterr().err
+    lines = output.read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "q2\tcopier files fichier lime and directories directorie"
+    capsys.readouterr()
+    assert main(command) == 2
+    assert capsys.readouterr().err == (
+        "clir: error: --translate lookup needs --dict (freedict:eng-fra[+fra-eng], cedict or a "
+        "TSV file)\n"
     )
-    assert status == 0, capsys.readouterr().err
-    first = json.loads(output.read_text(encoding="utf-8").splitlines()[0])
-    assert [term["source"] for term in first["terms"]] == ["tsil", "yrotcerid", "stnetnoc"]
 
 
 def test_library_refusals_are_worded_by_the_declared_options(
@@ -138,7 +126,7 @@ def test_library_refusals_are_worded_by_the_declared_options(
     from clir_toolkit.resources.dictionary import load_dictionary
     from clir_toolkit.translate.dictionary import DictionaryTranslator
 
-    dictionary = load_dictionary(str(FIXTURES / "translate" / "en-fr.tsv"))
+    dictionary = load_dictionary(str(EN_FR))
     with pytest.raises(UsageError) as refused:
         DictionaryTranslator(dictionary, "best")
     assert (
