@@ -5,6 +5,7 @@ structured, what it needs) is all the rest of the toolkit knows of it."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -184,3 +185,21 @@ def test_the_home_packages_import_nothing_heavy_and_clir_help_imports_none_of_th
     )
     assert "clir_toolkit.registry" not in helped.stderr
     assert "clir_toolkit.translate" not in helped.stderr
+
+
+def test_a_run_made_through_a_translator_depends_on_its_file(tmp_path: Path) -> None:
+    """The registry imports the translators by name, which the code fingerprint cannot follow:
+    the runs declare those modules, so that editing one makes its runs stale."""
+    from clir_toolkit.experiments.rerank_runner import TRANSLATION_CODE
+    from clir_toolkit.experiments.search_runner import RUN_CODE
+    from clir_toolkit.freshness import code_fingerprint
+
+    package = tmp_path / "clir_toolkit"
+    shutil.copytree(ROOT / "clir_toolkit", package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {code: code_fingerprint(code, package) for code in (RUN_CODE, TRANSLATION_CODE)}
+    for module in ("translate/translators/dict.py", "expand/expanders/wordnet.py"):
+        with (package / module).open("a", encoding="utf-8") as source:
+            source.write("\nEDITED = True\n")
+        after = {code: code_fingerprint(code, package) for code in (RUN_CODE, TRANSLATION_CODE)}
+        assert all(after[code] != before[code] for code in before), module
+        before = after

@@ -122,6 +122,18 @@ def _translation_params() -> dict[str, Param]:
 TRANSLATION_PARAMS = _translation_params()
 """The options of :class:`TranslationOptions` a user sets (``clir search``, recipes)."""
 
+TRANSLATION_CODE = (
+    __name__,
+    *sorted(
+        component.factory.__module__
+        for kind in ("translators", "expanders")
+        for component in registry.builtins(kind).values()
+    ),
+)
+"""The code that translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`):
+this module and the module of each built-in translator and expander, which it reaches by name
+through the registry (imports that the fingerprint cannot follow), with what they import."""
+
 
 @cache
 def make_translator(options: TranslationOptions, target_lang: str) -> Translator:
