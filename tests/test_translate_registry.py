@@ -121,11 +121,12 @@ def test_a_translator_and_an_expander_are_one_file_each_as_docs_extending_shows(
 
 
 def test_library_refusals_are_worded_by_the_declared_options(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from clir_toolkit.cli import main
     from clir_toolkit.resources.dictionary import load_dictionary
     from clir_toolkit.translate.dictionary import DictionaryTranslator
+    from clir_toolkit.translate.embed_train import train_bilingual_embeddings
 
     dictionary = load_dictionary(str(EN_FR))
     with pytest.raises(UsageError) as refused:
@@ -143,6 +144,12 @@ def test_library_refusals_are_worded_by_the_declared_options(
     with pytest.raises(UsageError) as refused:
         make_translator(TranslationOptions(translate="bogus"), "fr")
     assert str(refused.value) == "unknown query translator 'bogus' (choose none, dict, mt, embed)"
+    with pytest.raises(UsageError) as refused:
+        train_bilingual_embeddings("fr", tmp_path / "fr.vec", dim=0)
+    assert str(refused.value) == "--dim must be at least 1 (got 0)"
+    with pytest.raises(UsageError) as refused:
+        train_bilingual_embeddings("fr", tmp_path / "fr.vec", refine=6)
+    assert str(refused.value) == "--refine must be between 0 and 5 (got 6)"
     # Each flag such a message names is the option of clir search that sets the value.
     with pytest.raises(SystemExit):
         main(["search", "--help"])
