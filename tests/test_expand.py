@@ -55,11 +55,17 @@ def test_java_map_strings_parse() -> None:
     assert parse_java_map("{}") == {}
 
 
-def test_feedback_options_are_validated() -> None:
-    with pytest.raises(UsageError, match="rocchio or rm3"):
+def test_feedback_options_are_validated_by_their_declarations() -> None:
+    """Refused as the command line refuses the same values (the flags are the Params')."""
+    with pytest.raises(UsageError) as refused:
         Feedback("ideal")
-    with pytest.raises(UsageError):
+    assert str(refused.value) == '--prf must be one of "rocchio", "rm3" (got "ideal")'
+    with pytest.raises(UsageError) as refused:
         Feedback("rocchio", fb_docs=0)
+    assert str(refused.value) == "--fb-docs must be at least 1 (got 0)"
+    with pytest.raises(UsageError) as refused:
+        Feedback.rm3(original_weight=float("nan"))
+    assert str(refused.value) == "--original-weight must be a finite number (got nan)"
 
 
 @pytest.mark.java

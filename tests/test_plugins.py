@@ -42,6 +42,17 @@ class TinyDictionary:
         ]
 
 
+class TinyBag:
+    """The same translations, from a class that says nothing of its structure."""
+
+    def __init__(self, target_lang):
+        self.name = "tiny-bag"
+        self.words = TinyDictionary(target_lang)
+
+    def translate(self, queries):
+        return self.words.translate(queries)
+
+
 def absolute_error(scores, grades):
     """|r - t_g|, targets -0.5, 0.4, 0.9: a loss a student might try."""
     import torch
@@ -95,6 +106,7 @@ def plugin(tmp_path: Path) -> dict[str, str]:
     )
     (site / "tiny_dict-1.0.dist-info" / "entry_points.txt").write_text(
         "[clir_toolkit.translators]\ntiny-dict = tiny_dict:TinyDictionary\n"
+        "tiny-bag = tiny_dict:TinyBag\n"
         "[clir_toolkit.expanders]\nadd-delete = tiny_dict:AddDelete\n"
         "[clir_toolkit.losses]\nabsolute = tiny_dict:absolute_error\n"
         "[clir_toolkit.rerankers]\nbag-cosine = tiny_dict:BagCosine\n",
@@ -145,6 +157,18 @@ def test_a_translator_plug_in_works_from_a_recipe(tmp_path: Path, plugin: dict[s
     other.mkdir()
     refused = run_clir("run", str(recipe), env={"PYTHONPATH": ""}, cwd=other)
     assert_one_line_error(refused, '[search] translate: expected one of "none", "dict"')
+
+
+def test_a_translator_plug_in_is_searched_as_its_structured_attribute_says(
+    plugin: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clir_toolkit.translate.pipeline import TranslationOptions
+
+    monkeypatch.syspath_prepend(plugin["PYTHONPATH"].split(os.pathsep)[0])
+    assert TranslationOptions(translate="tiny-dict").structure() == "or"  # structured = False
+    # Without the attribute, its text is a bag of words, as an untranslated query's is.
+    assert TranslationOptions(translate="tiny-bag").structure() == "or"
+    assert TranslationOptions(translate="tiny-bag").structure("syn") == "syn"
 
 
 def test_an_expander_plug_in_runs_before_translation(

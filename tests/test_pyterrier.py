@@ -218,10 +218,14 @@ def test_a_directory_that_is_not_an_index_is_one_line(tmp_path: Path) -> None:
 def test_bad_options_and_frames_are_one_line_usage_errors(
     fr_index: Path, retriever: Any, topics: pd.DataFrame
 ) -> None:
-    with pytest.raises(UsageError, match="unknown query structure 'pirkola'"):
+    # The options are refused by clir search's own rule, in its words.
+    with pytest.raises(UsageError, match=r'--structure must be one of "and", "or", "syn" '
+                       r'\(got "pirkola"\)'):  # fmt: skip
         ClirRetriever(fr_index, structure="pirkola")
-    with pytest.raises(UsageError, match="hits must be"):
+    with pytest.raises(UsageError, match=r"--hits must be at least 1 \(got 0\)"):
         ClirRetriever(fr_index, hits=0)
+    with pytest.raises(UsageError, match=r"--hits must be an integer \(got true\)"):
+        ClirRetriever(fr_index, hits=True)
     with pytest.raises(UsageError, match="needs the column.s. query; the DataFrame has: qid"):
         retriever.transform(topics[["qid"]])
     with pytest.raises(UsageError, match="topic q1 appears twice"):

@@ -5,4 +5,7 @@
 * :mod:`.feedback` — after translation: Rocchio (equation 5.1) or RM3 pseudo-relevance
   feedback adds terms of the top-ranked target-language documents, read from the index's
   stored document vectors.
+
+What ``--expand`` offers is one module each in :mod:`.expanders` (``wordnet``), registered in
+:mod:`clir_toolkit.registry` with the options it reads.
 """

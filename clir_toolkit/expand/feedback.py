@@ -30,8 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from clir_toolkit.errors import UsageError
-from clir_toolkit.params import Param, declare, with_defaults
+from clir_toolkit.params import Param, check_options, declare, with_defaults
 
 FEEDBACK_METHODS = ("rocchio", "rm3")
 RM3_ORIGINAL_WEIGHT = 0.5
@@ -48,15 +47,15 @@ class Feedback:
     beta: float = 0.75
 
     def __post_init__(self) -> None:
-        if self.method not in FEEDBACK_METHODS:
-            raise UsageError(f"unknown --prf '{self.method}' (use rocchio or rm3)")
-        if self.fb_docs < 1 or self.fb_terms < 1:
-            raise UsageError("feedback needs at least one document and one term")
+        values = {"prf": self.method, "fb_docs": self.fb_docs, "fb_terms": self.fb_terms,
+                  "alpha": self.alpha, "beta": self.beta}  # fmt: skip
+        check_options(values, [FEEDBACK_PARAMS[name] for name in values])
 
     @classmethod
     def rm3(
         cls, fb_docs: int = 10, fb_terms: int = 10, original_weight: float = RM3_ORIGINAL_WEIGHT
     ) -> Feedback:
+        check_options({"original_weight": original_weight}, [FEEDBACK_PARAMS["original_weight"]])
         return cls("rm3", fb_docs, fb_terms, original_weight, 1.0 - original_weight)
 
     @property
@@ -81,15 +80,19 @@ class Feedback:
 
 
 FEEDBACK_PARAMS = {
-    "prf": Param("prf", str, doc="pseudo-relevance feedback", choices=FEEDBACK_METHODS),
+    "prf": Param("prf", str, doc="pseudo-relevance feedback", choices=FEEDBACK_METHODS,
+                 flag="--prf"),
     **with_defaults(declare(
-        Param("fb_docs", int, doc="feedback documents", minimum=1),
-        Param("fb_terms", int, doc="feedback terms", minimum=1),
-        Param("alpha", float, doc="Rocchio: weight of the original query", minimum=0),
-        Param("beta", float, doc="Rocchio: weight of the feedback terms", minimum=0),
+        Param("fb_docs", int, doc="feedback documents", minimum=1, flag="--fb-docs"),
+        Param("fb_terms", int, doc="feedback terms", minimum=1, flag="--fb-terms"),
+        Param("alpha", float, doc="Rocchio: weight of the original query", minimum=0,
+              flag="--alpha"),
+        Param("beta", float, doc="Rocchio: weight of the feedback terms", minimum=0,
+              flag="--beta"),
     ), Feedback),
     "original_weight": Param("original_weight", float, RM3_ORIGINAL_WEIGHT,
-                             "RM3: weight of the original query", minimum=0, maximum=1),
+                             "RM3: weight of the original query", minimum=0, maximum=1,
+                             flag="--original-weight"),
 }  # fmt: skip
 """``--prf`` and the options of :class:`Feedback` (``clir search``, recipes)."""
 

@@ -13,7 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
+from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
+
+WORDNET_PARAMS = declare(
+    Param("wordnet_synonyms", int, doc="WordNet synonyms added per term", minimum=0,
+          flag="--wordnet-synonyms"),
+    Param("wordnet_weight", float, doc="weight of a synonym relative to the original word",
+          minimum=0, flag="--wordnet-weight"),
+)  # fmt: skip
+"""The options of WordNet expansion (``clir search --expand wordnet``, a recipe's
+``[search]``); their defaults are those of
+:class:`~clir_toolkit.translate.pipeline.TranslationOptions`."""
 
 
 class WordNetExpander:
@@ -26,6 +37,8 @@ class WordNetExpander:
         max_senses: int = 2,
         synonyms: Callable[[str], list[str]] | None = None,
     ) -> None:
+        values = {"wordnet_synonyms": max_synonyms, "wordnet_weight": weight}
+        check_options(values, [WORDNET_PARAMS[name] for name in values])
         if synonyms is None:
             from clir_toolkit.resources.wordnet import synonyms as wordnet_synonyms
 

@@ -62,9 +62,10 @@ from clir_toolkit.experiments.search_runner import (
     translation_options,
 )
 from clir_toolkit.freshness import digest, mark_fresh
+from clir_toolkit.translate.pipeline import TRANSLATION_CODE as PIPELINE_CODE
 
 SELECTION_MEASURE = "nDCG@10"
-TRANSLATION_CODE = ("clir_toolkit.translate.pipeline", "clir_toolkit.experiments.search_runner")
+TRANSLATION_CODE = (*PIPELINE_CODE, "clir_toolkit.experiments.search_runner")
 """The code translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`)."""
 
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit import registry
 from clir_toolkit.errors import FormatError
 from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.tables import (
@@ -121,10 +122,16 @@ def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
         raise FormatError(
             path, None, '[rerank] translate needs topics = "english" (the queries translated)'
         )
-    if table.get("translate") == "mt" and "mt" not in table:
-        raise FormatError(path, None, '[rerank] translate = "mt" needs mt, e.g. "apertium:eng-spa"')
-    if table.get("translate") == "embed" and "embed" not in table:
-        raise FormatError(path, None, '[rerank] translate = "embed" needs embed = "FILE.vec"')
+    if "translate" in table:
+        translator = registry.component("translators", table["translate"])
+        for key in translator.traits.get("requires", ()):  # a built-in's declared needs
+            if key not in table:
+                raise FormatError(
+                    path,
+                    None,
+                    f"[rerank] translate = {show(translator.name)} needs {key}",
+                    RERANK_PARAMS[key].describe(),
+                )
 
 
 def _check_point_name(path: Path, name: str) -> None:

@@ -33,6 +33,7 @@ from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.tables import SEARCH_PARAMS
 from clir_toolkit.files import scratch
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+from clir_toolkit.translate.pipeline import TRANSLATION_CODE
 
 if TYPE_CHECKING:
     from clir_toolkit.translate.pipeline import TranslationOptions
@@ -41,10 +42,12 @@ SPLITS = ("dev", "test")
 ALL_SPLITS = ("train", "dev", "test")
 TUNE_MEASURE = "nDCG@10"
 TUNE_HITS = 20
-RUN_CODE = (__name__,)
+RUN_CODE = (__name__, *TRANSLATION_CODE)
 """The code a first-stage run depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
 this module and what it imports — search, translation, expansion, analysis, the recipes'
-declared defaults — but not the rerankers, the reports or the command line."""
+declared defaults — with the translators and expanders the registry loads by name
+(:data:`~clir_toolkit.translate.pipeline.TRANSLATION_CODE`), but not the rerankers, the
+reports or the command line."""
 DENSE_CODE = "clir_toolkit.search.dense"
 """The dense and hybrid searches, part of the code of a dense or hybrid run only
 (:func:`run_code`). This module reaches it by name (:func:`_dense_search`), not by an

@@ -16,11 +16,10 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from clir_toolkit import plugins, registry
+from clir_toolkit import registry
 from clir_toolkit.encoders import ENCODER_NAMES
 from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
 from clir_toolkit.params import SAFE_NAME, Param, declare, renamed
-from clir_toolkit.plugins import Names
 from clir_toolkit.search import BM25_PARAMS
 from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
@@ -177,7 +176,7 @@ def _rerank_params() -> dict[str, Param]:
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
     translation["translate"] = dataclasses.replace(
         translation["translate"],
-        choices=Names(("dict", "mt", "embed"), plugins.TRANSLATORS),  # "none" is leaving it out
+        choices=registry.Names("translators", exclude=("none",)),  # "none": leave it out
         default=None,
     )
     return {

@@ -55,39 +55,31 @@ retriever Anserini's, so mixing the two in one process is not supported.
 The reranker reuses :func:`clir_toolkit.score_run`, :func:`clir_toolkit.train_reranker` and
 :func:`clir_toolkit.train_tuned` unchanged: it writes the candidates (and, to train, the
 qrels) to a temporary directory as the command line's files, so that its scores are those
-of ``clir rerank score`` and its models those of ``clir rerank train``.
+of ``clir rerank score`` and its models those of ``clir rerank train``. It lives in
+:mod:`.pyterrier_rerank`, and what the adapters share (PyTerrier's import, the reading of a
+DataFrame's columns) in :mod:`.pyterrier_frames`; all are imported from here.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 import clir_toolkit as ct
-from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.errors import UsageError
+from clir_toolkit.integrations.pyterrier_frames import column_ids, column_texts, pt, require_columns
+from clir_toolkit.integrations.pyterrier_rerank import ClirReranker
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1
+from clir_toolkit.search.searcher import check_search_options
 
-try:
-    import pyterrier as pt
-except ImportError:
-    raise ResourceError(
-        "PyTerrier is not installed; install the extra with: pip install 'clir_toolkit[pyterrier]'"
-    ) from None
+__all__ = ["STRUCTURED_COLUMN", "ClirDenseRetriever", "ClirReranker", "ClirRetriever",
+           "ClirTranslator", "query_text"]  # fmt: skip
 
 #: The column that carries a translated query's structure (a StructuredQuery per row).
 STRUCTURED_COLUMN = "clir_query"
-
-#: The query structures of :func:`clir_toolkit.search_to_run` (``clir search --structure``).
-STRUCTURES = ("and", "or", "syn")
-
-#: What :meth:`ClirReranker.fit` decides itself: the files it writes from its DataFrames.
-_FILE_OPTIONS = ("collection", "topics", "qrels", "run", "output",
-                 "dev_topics", "dev_qrels", "dev_run")  # fmt: skip
 
 
 def query_text(query: Any) -> str:
@@ -120,12 +112,14 @@ class ClirTranslator(pt.Transformer):
         return f"ClirTranslator({self.options.describe()} → {self.doc_lang})"
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        _require(inp, ("qid", "query"), "ClirTranslator")
-        qids = _ids(inp, "qid")
+        require_columns(inp, ("qid", "query"), "ClirTranslator")
+        qids = column_ids(inp, "qid")
         if len(set(qids)) != len(qids):
             repeated = next(qid for qid in qids if qids.count(qid) > 1)
             raise UsageError(f"ClirTranslator: topic {repeated} appears twice (one row a topic)")
-        topics = [ct.Topic(qid, text) for qid, text in zip(qids, _texts(inp, "query"), strict=True)]
+        topics = [
+            ct.Topic(qid, text) for qid, text in zip(qids, column_texts(inp, "query"), strict=True)
+        ]
         translated = ct.build_queries(topics, self.options, self.doc_lang)
         by_qid = {query.qid: query for query in translated}  # in the rows' order, whatever
         queries = [by_qid[qid] for qid in qids]  # order a translator plug-in returns
@@ -154,12 +148,7 @@ class ClirRetriever(pt.Transformer):
         b: float = DEFAULT_B,
         structure: str = "or",
     ) -> None:
-        if structure not in STRUCTURES:
-            raise UsageError(
-                f"unknown query structure '{structure}' (use one of: {', '.join(STRUCTURES)})"
-            )
-        if isinstance(hits, bool) or not isinstance(hits, int) or hits < 1:
-            raise UsageError(f"hits must be a whole number of at least 1 (got {hits!r})")
+        check_search_options(hits=hits, structure=structure)  # clir search's own rule
         self.index = Path(index)
         self.hits = hits
         self.structure = structure
@@ -179,7 +168,7 @@ class ClirRetriever(pt.Transformer):
         self.close()
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        _require(inp, ("qid", "query"), "ClirRetriever")
+        require_columns(inp, ("qid", "query"), "ClirRetriever")
         if "docno" in inp.columns:  # results of an earlier stage: search their queries again
             kept = [*pt.model.query_columns(inp)]
             if STRUCTURED_COLUMN in inp.columns:
@@ -191,8 +180,8 @@ class ClirRetriever(pt.Transformer):
     def _queries(self, inp: pd.DataFrame) -> Iterable[Any]:
         """Each row's query: its ``clir_query`` while ``query`` is still that query's text,
         otherwise ``query`` as plain text (one term per word)."""
-        qids = _ids(inp, "qid")
-        texts = _texts(inp, "query")
+        qids = column_ids(inp, "qid")
+        texts = column_texts(inp, "query")
         structured: Sequence[Any] = (
             list(inp[STRUCTURED_COLUMN]) if STRUCTURED_COLUMN in inp.columns else [None] * len(qids)
         )
@@ -244,8 +233,7 @@ class ClirDenseRetriever(pt.Transformer):
         encoder: str | None = None,
         model: str | Path | None = None,
     ) -> None:
-        if isinstance(hits, bool) or not isinstance(hits, int) or hits < 1:
-            raise UsageError(f"hits must be a whole number of at least 1 (got {hits!r})")
+        check_search_options(hits=hits)
         self.index = Path(index)
         self.hits = hits
         self._searcher = ct.DenseSearcher(self.index, encoder, model)
@@ -256,197 +244,12 @@ class ClirDenseRetriever(pt.Transformer):
         )
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        _require(inp, ("qid", "query"), "ClirDenseRetriever")
+        require_columns(inp, ("qid", "query"), "ClirDenseRetriever")
         column = "query_0" if "query_0" in inp.columns else "query"
         if "docno" in inp.columns:  # results of an earlier stage: search their queries again
             inp = inp[[*pt.model.query_columns(inp)]].drop_duplicates("qid")
         topics = [
             ct.Topic(qid, text)
-            for qid, text in zip(_ids(inp, "qid"), _texts(inp, column), strict=True)
+            for qid, text in zip(column_ids(inp, "qid"), column_texts(inp, column), strict=True)
         ]
         return _results(inp, (hits for _, hits in self._searcher.batch_search(topics, self.hits)))
-
-
-class ClirReranker(pt.Estimator):
-    """Rerank candidates with a model of ``clir rerank train``: ``clir rerank score``.
-
-    ``model`` is the model file, ``collection`` the collection directory the documents are
-    read from (the ``docno`` values are its document ids); ``depth``, ``interpolate``,
-    ``device``, ``batch_size``, ``precision`` and ``cache_dir`` are the options of
-    :func:`clir_toolkit.score_run`. ``query_column`` names the column of the query text the
-    model reads (default: ``query_0`` when present, i.e. the English before translation,
-    otherwise ``query``).
-
-    As an Estimator, :meth:`fit` trains a reranker on the candidates and the qrels it is
-    given and writes it to ``model``, as ``clir rerank train`` does: ``train`` holds the
-    training options. With a ``"model"`` among them (``{"model": "knrm", "epochs": 5}``) a
-    word-level model is trained from scratch (:class:`clir_toolkit.TrainConfig`,
-    :func:`clir_toolkit.train_reranker`); without, the pretrained sentence encoder is
-    fine-tuned (:class:`clir_toolkit.TunedConfig`, :func:`clir_toolkit.train_tuned`), the
-    toolkit's default reranker.
-    """
-
-    def __init__(
-        self,
-        model: str | Path,
-        collection: str | Path,
-        *,
-        depth: int = 100,
-        interpolate: float | None = None,
-        device: str = "auto",
-        batch_size: int = 256,
-        precision: str = "fp32",
-        cache_dir: str | Path | None = None,
-        query_column: str | None = None,
-        train: Mapping[str, Any] | None = None,
-        verbose: bool = False,
-    ) -> None:
-        self.model = Path(model)
-        self.collection = Path(collection)
-        self.depth = depth
-        self.interpolate = interpolate
-        self.device = device
-        self.batch_size = batch_size
-        self.precision = precision
-        self.cache_dir = None if cache_dir is None else Path(cache_dir)
-        self.query_column = query_column
-        self.verbose = verbose
-        self.train = dict(train or {})
-        config = self._train_config()
-        known = [f.name for f in dataclasses.fields(config) if f.name not in _FILE_OPTIONS]
-        unknown = sorted(set(self.train) - set(known))
-        if unknown:
-            raise UsageError(
-                f"ClirReranker: unknown training option '{unknown[0]}' "
-                f"(use options of {config.__name__}: {', '.join(known)})"
-            )
-
-    def __repr__(self) -> str:
-        return f"ClirReranker({self.model.name}, depth {self.depth})"
-
-    def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
-        _require(inp, ("qid", "docno", "score"), "ClirReranker")
-        if inp.empty:
-            return inp.assign(rank=pd.Series(dtype="int64"))
-        with tempfile.TemporaryDirectory(prefix="clir-pyterrier-") as directory:
-            topics, run = self._write_candidates(Path(directory), inp)
-            output = Path(directory) / "reranked.trec"
-            ct.score_run(
-                self.model, self.collection, topics, run, output, depth=self.depth,
-                device=self.device, interpolate=self.interpolate, batch_size=self.batch_size,
-                cache_dir=self.cache_dir, precision=self.precision, verbose=self.verbose,
-            )  # fmt: skip
-            reranked = {(row.qid, row.docid): row for row in ct.read_run(output)}
-        keys = list(zip(_ids(inp, "qid"), _ids(inp, "docno"), strict=True))
-        out = inp.copy()
-        out["score"] = [reranked[key].score for key in keys]
-        out["rank"] = [reranked[key].rank - 1 + pt.model.FIRST_RANK for key in keys]
-        # Queries in their first-seen order, each query's documents best first.
-        query_order = {qid: i for i, qid in enumerate(dict.fromkeys(qid for qid, _ in keys))}
-        place = [(query_order[qid], reranked[qid, docno].rank) for qid, docno in keys]
-        rows = sorted(range(len(keys)), key=place.__getitem__)
-        return out.iloc[rows].reset_index(drop=True)
-
-    def fit(
-        self,
-        topics_or_res_tr: pd.DataFrame,
-        qrels_tr: pd.DataFrame,
-        topics_or_res_va: pd.DataFrame | None = None,
-        qrels_va: pd.DataFrame | None = None,
-    ) -> None:
-        """Train a reranker on the candidates ``topics_or_res_tr`` (a retriever's results)
-        judged by ``qrels_tr`` (``qid``, ``docno``, ``label``), the validation pair picking
-        the best epoch when given; the model is written to ``model``."""
-        with tempfile.TemporaryDirectory(prefix="clir-pyterrier-") as directory:
-            files: dict[str, Any] = {}
-            splits = [("", topics_or_res_tr, qrels_tr)]
-            if topics_or_res_va is not None and qrels_va is not None:
-                splits.append(("dev_", topics_or_res_va, qrels_va))
-            for prefix, results, qrels in splits:
-                folder = Path(directory) / (prefix or "train_")
-                folder.mkdir()
-                _require(results, ("qid", "docno", "score"), "ClirReranker.fit")
-                _require(qrels, ("qid", "docno", "label"), "ClirReranker.fit (qrels)")
-                topics, run = self._write_candidates(folder, results)
-                judgements = folder / "qrels.txt"
-                ct.write_qrels(judgements, [
-                    ct.Qrel(qid, docno, _grade(label)) for qid, docno, label in
-                    zip(_ids(qrels, "qid"), _ids(qrels, "docno"), qrels["label"], strict=True)
-                ])  # fmt: skip
-                files.update({f"{prefix}topics": topics, f"{prefix}qrels": judgements,
-                              f"{prefix}run": run})  # fmt: skip
-            settings: dict[str, Any] = {"cache_dir": self.cache_dir, "verbose": self.verbose}
-            config_class = self._train_config()
-            word_level = config_class is ct.TrainConfig
-            if word_level:  # the fine-tuned encoder runs on the CPU, in fp32
-                settings.update(device=self.device, precision=self.precision)
-            settings.update(self.train)
-            settings.update(collection=self.collection, output=self.model, **files)
-            config = config_class(**settings)
-            (ct.train_reranker if word_level else ct.train_tuned)(config)
-
-    def _train_config(self) -> Any:
-        """The configuration class :meth:`fit` trains with: a word-level model when the
-        training options name one (``clir rerank train --model``), else fine-tuning."""
-        return ct.TrainConfig if "model" in self.train else ct.TunedConfig
-
-    def _query_column(self, inp: pd.DataFrame) -> str:
-        if self.query_column is not None:
-            return self.query_column
-        return "query_0" if "query_0" in inp.columns else "query"
-
-    def _write_candidates(self, folder: Path, inp: pd.DataFrame) -> tuple[Path, Path]:
-        """Write the topics (one query text per qid) and the candidates as a TREC run."""
-        column = self._query_column(inp)
-        _require(inp, (column,), "ClirReranker")
-        qids, docnos = _ids(inp, "qid"), _ids(inp, "docno")
-        seen: set[tuple[str, str]] = set()
-        for key in zip(qids, docnos, strict=True):
-            if key in seen:
-                raise UsageError(
-                    f"ClirReranker: document {key[1]} appears twice for query {key[0]}"
-                )
-            seen.add(key)
-        texts = dict(zip(qids, _texts(inp, column), strict=True))
-        topics, run = folder / "topics.tsv", folder / "candidates.trec"
-        ct.write_topics_tsv(topics, [ct.Topic(qid, text) for qid, text in texts.items()])
-        scores = [float(score) for score in inp["score"]]
-        ct.write_run(run, [
-            ct.RunRow(qid, docno, 0, score, "candidates")
-            for qid, docno, score in zip(qids, docnos, scores, strict=True)
-        ])  # fmt: skip
-        return topics, run
-
-
-def _require(frame: pd.DataFrame, columns: Iterable[str], who: str) -> None:
-    """One UsageError naming the columns ``frame`` lacks, and those it has."""
-    missing = [column for column in columns if column not in frame.columns]
-    if missing:
-        raise UsageError(
-            f"{who} needs the column(s) {', '.join(missing)}; "
-            f"the DataFrame has: {', '.join(map(str, frame.columns)) or 'none'}"
-        )
-
-
-def _ids(frame: pd.DataFrame, column: str) -> list[str]:
-    """The ids of a column as strings (PyTerrier's qids and docnos are strings; numbers too)."""
-    return [str(value) for value in frame[column]]
-
-
-def _texts(frame: pd.DataFrame, column: str) -> list[str]:
-    """The texts of a column; a value that is not a string (NaN, a number) is a UsageError."""
-    values = list(frame[column])
-    for position, value in enumerate(values):
-        if not isinstance(value, str):
-            raise UsageError(
-                f"the '{column}' column holds {type(value).__name__} {value!r} in row "
-                f"{position + 1}, not text"
-            )
-    return values
-
-
-def _grade(label: Any) -> Any:
-    """A relevance label as a Python number: numpy scalars unwrapped, 2.0 read as 2
-    (:func:`clir_toolkit.write_qrels` refuses a grade that is not a whole number)."""
-    value = label.item() if hasattr(label, "item") else label
-    return int(value) if isinstance(value, float) and value.is_integer() else value

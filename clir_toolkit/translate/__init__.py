@@ -13,6 +13,10 @@ Three families, one module each:
   model, or a file of translations made elsewhere);
 * :mod:`.embedding` — nearest neighbours in a cross-lingual word-embedding space, scored
   with the query context (thesis §5.3, equation 5.2).
+
+What ``--translate`` offers is one module each in :mod:`.translators` (``none``, ``dict``,
+``mt``, ``embed``), registered in :mod:`clir_toolkit.registry` with the options it reads;
+:mod:`.pipeline` makes the one the options name, and runs it after the expander.
 """
 
 from __future__ import annotations

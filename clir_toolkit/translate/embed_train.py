@@ -58,6 +58,8 @@ from typing import Any
 
 from clir_toolkit.errors import UsageError
 from clir_toolkit.files import atomic_write
+from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.translate.dictionary import DEFAULT_DICTIONARIES, DICTIONARY_PARAMS
 from clir_toolkit.translate.embed_cache import cached_text, cached_word2vec, default_cache_dir
 from clir_toolkit.translate.embed_text import (
     MAN_ROOT,
@@ -66,20 +68,27 @@ from clir_toolkit.translate.embed_text import (
     tokenise_file,
     tokenizer_for,
 )
-from clir_toolkit.translate.pipeline import DEFAULT_DICTIONARIES as PIPELINE_DICTIONARIES
 from clir_toolkit.translate.seed_pairs import seed_pairs, split_pairs
+from clir_toolkit.translate.skipgram import SKIPGRAM_PARAMS
 
 __all__ = [
     "DEFAULT_DICTIONARIES",
+    "EMBED_TRAIN_PARAMS",
     "EmbedReport",
     "format_report",
     "report_path",
     "train_bilingual_embeddings",
 ]
 
-#: The dictionary that seeds the alignment of each language when none is given: the one
-#: query translation uses (:data:`clir_toolkit.translate.pipeline.DEFAULT_DICTIONARIES`).
-DEFAULT_DICTIONARIES = PIPELINE_DICTIONARIES
+EMBED_TRAIN_PARAMS = {
+    **declare(Param("lang", str, doc="document language, e.g. fr", flag="--lang")),
+    **SKIPGRAM_PARAMS,
+    **declare(Param("refine", int, doc="refinement steps after the seed alignment", minimum=0,
+                    maximum=5, flag="--refine")),
+}  # fmt: skip
+"""The options of :func:`train_bilingual_embeddings` checked by their declarations
+(``clir embed train``): the skip-gram's own
+(:data:`~clir_toolkit.translate.skipgram.SKIPGRAM_PARAMS`), the language and ``refine``."""
 
 
 @dataclass
@@ -213,17 +222,20 @@ def train_bilingual_embeddings(
 
     code = normalise_language(lang)
     if code == SOURCE_LANGUAGE:
-        raise UsageError("--lang is the document language; English is always the source side")
+        raise UsageError(
+            f"{EMBED_TRAIN_PARAMS['lang'].flag} is the document language; English is always "
+            "the source side"
+        )
     dictionary_spec = dictionary or DEFAULT_DICTIONARIES.get(code)
     if dictionary_spec is None:
         raise UsageError(
-            f"no default dictionary for '{code}': give one with --dict "
-            "(a source<TAB>target TSV file, or freedict:eng-XXX)"
+            f"no default dictionary for '{code}': give one with "
+            f"{DICTIONARY_PARAMS['dictionary'].flag} (a source<TAB>target TSV file, or "
+            "freedict:eng-XXX)"
         )
-    if dim < 1 or epochs < 1 or min_count < 1 or window < 1 or workers < 1:
-        raise UsageError("--dim, --epochs, --min-count, --window and --workers must be positive")
-    if not 0 <= refine <= 5:
-        raise UsageError(f"--refine must be between 0 and 5 (got {refine})")
+    values = {"dim": dim, "epochs": epochs, "min_count": min_count, "window": window,
+              "workers": workers, "refine": refine}  # fmt: skip
+    check_options(values, [EMBED_TRAIN_PARAMS[name] for name in values])
     for given in (source_text, target_text):
         if given is not None and not Path(given).is_file():
             raise UsageError(f"{given}: no such text file (give one text per line, UTF-8)")
@@ -302,7 +314,8 @@ def train_bilingual_embeddings(
     if len(train) < 2:
         raise UsageError(
             f"only {len(train)} training pair(s) of {dictionary_spec} have both words in the "
-            "vocabularies: give more text, a lower --min-count or a larger dictionary"
+            f"vocabularies: give more text, a lower {EMBED_TRAIN_PARAMS['min_count'].flag} or "
+            "a larger dictionary"
         )
     source_vectors = normalise(vectors[SOURCE_LANGUAGE])
     target_vectors = normalise(vectors[code])

@@ -23,7 +23,22 @@ from typing import Any
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
 from clir_toolkit.errors import UsageError
+from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
+
+EMBEDDING_PARAMS = declare(
+    Param("embed", str, doc="aligned embeddings: one language-prefixed .vec file or "
+          "SOURCE.vec,TARGET.vec", flag="--embed", metavar="FILE.vec"),
+    Param("embed_top", int, doc="embedding candidates per term", minimum=1,
+          flag="--embed-top"),
+    Param("w_major", float, doc="equation 5.2: weight of the term", minimum=0,
+          flag="--w-major"),
+    Param("w_context", float, doc="equation 5.2: weight of the context", minimum=0,
+          flag="--w-context"),
+)  # fmt: skip
+"""The options of embedding translation (``clir search --translate embed``, a recipe's
+``[search]``); their defaults are those of
+:class:`~clir_toolkit.translate.pipeline.TranslationOptions`."""
 
 
 class EmbeddingSpace:
@@ -96,11 +111,11 @@ class EmbeddingTranslator:
     def __init__(
         self, space: EmbeddingSpace, top: int = 1, w_major: float = 1.0, w_context: float = 0.2
     ) -> None:
-        if top < 1:
-            raise UsageError(f"--embed-top must be at least 1 (got {top})")
-        if not w_major > w_context >= 0:
+        values = {"embed_top": top, "w_major": w_major, "w_context": w_context}
+        check_options(values, [EMBEDDING_PARAMS[name] for name in values])
+        if not w_major > w_context:
             raise UsageError(
-                f"equation 5.2 needs w_major > w_context >= 0 (got {w_major} and {w_context})"
+                f"equation 5.2 needs w_major > w_context (got {w_major} and {w_context})"
             )
         self.space = space
         self.top = top

@@ -24,7 +24,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clir_toolkit.errors import ClirError, ResourceError, UsageError
+from clir_toolkit.params import Param, declare
 from clir_toolkit.query import StructuredQuery
+
+MT_PARAMS = declare(
+    Param("mt", str, doc="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv", flag="--mt",
+          metavar="SPEC"),
+    Param("mt_target_lang", str, doc="hf NLLB/M2M100 models: target language token, "
+          "e.g. fra_Latn", flag="--mt-target-lang", metavar="CODE"),
+)  # fmt: skip
+"""The options of machine translation (``clir search --translate mt``, a recipe's
+``[search]``)."""
 
 
 class MachineTranslator:
@@ -178,4 +188,5 @@ def make_machine_translator(
         return HuggingFaceTranslator(value, target_lang=target_lang, device=device)
     if kind == "file" and value:
         return FileTranslator(value)
-    raise UsageError(f"unknown --mt '{spec}' (use apertium:eng-spa, hf:MODEL_DIR or file:T.tsv)")
+    param = MT_PARAMS["mt"]
+    raise UsageError(f"unknown {param.flag} '{spec}' (use {param.doc})")

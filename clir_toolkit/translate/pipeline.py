@@ -4,6 +4,12 @@ The order is the thesis' (§5.2): WordNet expansion acts on the English query, b
 translation; Rocchio/RM3 feedback acts on the translated query, inside the search
 (:mod:`clir_toolkit.expand.feedback`). This module builds the first two steps from the
 command line's options, so that ``clir search`` and ``clir translate`` share them.
+
+Which translators and expanders there are is the registry's business
+(:mod:`clir_toolkit.registry`): the built-ins are the modules of
+:mod:`clir_toolkit.translate.translators` and :mod:`clir_toolkit.expand.expanders`, each
+declaring what it reads and how it searches best; the plug-ins are entry points. Nothing
+here names one of them.
 """
 
 from __future__ import annotations
@@ -13,42 +19,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from clir_toolkit import plugins
+from clir_toolkit import registry
 from clir_toolkit.errors import UsageError
 from clir_toolkit.files import atomic_write
 from clir_toolkit.formats import Topic
 from clir_toolkit.params import Param, declare, with_defaults
-from clir_toolkit.plugins import Names
 from clir_toolkit.query import StructuredQuery
 from clir_toolkit.translate import Translator
 
-TRANSLATIONS = Names(("none", "dict", "mt", "embed"), plugins.TRANSLATORS)
-"""``--translate`` and ``[search] translate``: the built-in translations, then the names of
+TRANSLATIONS = registry.names("translators")
+"""``--translate`` and ``[search] translate``: the built-in translators, then the names of
 installed translator plug-ins (:mod:`clir_toolkit.plugins`)."""
 
-#: Translations that give each source term several weighted alternatives, which Pirkola's
-#: structure (``syn``) pools into one pseudo-term; the others give plain text.
-STRUCTURED_TRANSLATIONS = ("dict", "embed")
-
-EXPANSIONS = Names(("wordnet",), plugins.EXPANDERS)
-"""``--expand`` and ``[search] expand``: WordNet, then installed expander plug-ins."""
-
-#: The dictionary used for each document language when ``--dict`` is not given.
-DEFAULT_DICTIONARIES = {
-    "fr": "freedict:eng-fra+fra-eng",
-    "de": "freedict:eng-deu",
-    "es": "freedict:eng-spa",
-    "it": "freedict:eng-ita",
-    "ru": "freedict:eng-rus",
-    "ja": "freedict:eng-jpn",
-    "zh": "cedict",
-}
+EXPANSIONS = registry.names("expanders")
+"""``--expand`` and ``[search] expand``: the built-in expanders, then installed plug-ins'."""
 
 
 @dataclass(frozen=True)
 class TranslationOptions:
-    """The translation and pre-translation expansion options of ``clir search``."""
+    """The translation and pre-translation expansion options of ``clir search``.
+
+    One field per option that a translator or expander declares
+    (:data:`TRANSLATION_PARAMS`), with its default; ``base_forms`` and ``device`` are
+    library-only.
+    """
 
     translate: str = "none"
     dictionary: str | None = None
@@ -72,7 +68,9 @@ class TranslationOptions:
 
     @property
     def default_structure(self) -> str:
-        """The query structure to search with when none is asked for.
+        """The query structure to search with when none is asked for: ``syn`` for a
+        translator that declares itself ``structured`` (a built-in's trait, a plug-in's
+        attribute), ``or`` for the others.
 
         ``syn`` for term-by-term translations: on the dev split of the man-page
         collections it beat ``or`` by 0.05–0.15 nDCG@10 in five of seven languages and was
@@ -80,10 +78,8 @@ class TranslationOptions:
         translated), where ``syn`` would pool the tokens of one word — or, for a Chinese or
         Japanese query without spaces, of the whole query — into one pseudo-term.
         """
-        if TRANSLATIONS.is_plugin(self.translate):
-            structured = plugins.load(plugins.TRANSLATORS, self.translate).structured
-            return "syn" if structured is True else "or"
-        return "syn" if self.translate in STRUCTURED_TRANSLATIONS else "or"
+        structured = registry.component("translators", self.translate).trait("structured")
+        return "syn" if structured is True else "or"
 
     def structure(self, asked: str | None = None) -> str:
         """The query structure to search these queries with: ``asked`` when a user asked for
@@ -93,136 +89,105 @@ class TranslationOptions:
         return asked or self.default_structure
 
     def describe(self) -> str:
+        """``wordnet+dict:default/all+source 0.5``: the expansion and the translator's
+        ``label`` (a plug-in's: its name), or ``untranslated``."""
         parts = [] if self.expand is None else [self.expand]
-        if self.translate == "dict":
-            keep = f"+source {self.keep_source:g}" if self.keep_source else ""
-            parts.append(f"dict:{self.dictionary or 'default'}/{self.dict_mode}{keep}")
-        elif self.translate == "mt":
-            parts.append(f"mt:{self.mt}")
-        elif self.translate == "embed":
-            parts.append(f"embed/top{self.embed_top}")
-        elif self.translate != "none":
-            parts.append(self.translate)  # a plug-in
-        return "+".join(parts) or "untranslated"
+        builtin = registry.builtins("translators").get(self.translate)
+        label = builtin.traits.get("label") if builtin is not None else None
+        parts.append(label(self) if label is not None else self.translate)
+        return "+".join(part for part in parts if part) or "untranslated"
 
 
-TRANSLATION_PARAMS = with_defaults(declare(
-    Param("translate", str, doc="how English queries become document-language queries",
-          choices=TRANSLATIONS, note="none searches with the English query as it is"),
-    Param("dictionary", str, doc="freedict:eng-fra[+fra-eng], cedict or a TSV file",
-          flag="--dict", metavar="SPEC",
-          note="default: a FreeDict/CC-CEDICT dictionary for the index language"),
-    Param("dict_mode", str, doc="dictionary candidates kept per term",
-          choices=("all", "first", "weighted"),
-          note="'all' keeps every one; 'weighted' with --parallel weights them by IBM Model 1 "
-          "on parallel text, better still where such text exists, but it needs that file"),
-    Param("keep_source", float, doc="--translate dict: keep the English word beside its "
-          "translations, at W times the weight of the best one; 0: translations only",
-          minimum=0, metavar="W", note="man pages keep many English words; on the dev split "
-          "it raised nDCG@10 in all seven languages"),
-    Param("parallel", str, doc="--dict-mode weighted: parallel text to estimate "
-          "p(target|source)", metavar="FILE.tsv"),
-    Param("mt", str, doc="apertium:eng-spa, hf:MODEL_DIR or file:T.tsv", metavar="SPEC"),
-    Param("mt_target_lang", str, doc="hf NLLB/M2M100 models: target language token, "
-          "e.g. fra_Latn", metavar="CODE"),
-    Param("embed", str, doc="aligned embeddings: one language-prefixed .vec file or "
-          "SOURCE.vec,TARGET.vec", metavar="FILE.vec"),
-    Param("embed_top", int, doc="embedding candidates per term", minimum=1),
-    Param("w_major", float, doc="equation 5.2: weight of the term", minimum=0),
-    Param("w_context", float, doc="equation 5.2: weight of the context", minimum=0),
-    Param("expand", str, doc="pre-translation expansion", choices=EXPANSIONS),
-    Param("wordnet_synonyms", int, doc="WordNet synonyms added per term", minimum=0),
-    Param("wordnet_weight", float, doc="weight of a synonym relative to the original word",
-          minimum=0),
-), TranslationOptions)  # fmt: skip
+def _translation_params() -> dict[str, Param]:
+    """``translate``, the options each built-in translator declares, ``expand`` and the
+    options each built-in expander declares, in the built-ins' order."""
+    translate = Param(
+        "translate",
+        str,
+        doc="how English queries become document-language queries",
+        choices=TRANSLATIONS,
+        flag="--translate",
+        note="none searches with the English query as it is",
+    )
+    expand = Param(
+        "expand", str, doc="pre-translation expansion", choices=EXPANSIONS, flag="--expand"
+    )
+    declared = [translate]
+    declared += [p for c in registry.builtins("translators").values() for p in c.params]
+    declared += [expand]
+    declared += [p for c in registry.builtins("expanders").values() for p in c.params]
+    return with_defaults(declare(*declared), TranslationOptions)
+
+
+TRANSLATION_PARAMS = _translation_params()
 """The options of :class:`TranslationOptions` a user sets (``clir search``, recipes)."""
+
+TRANSLATION_CODE = (
+    __name__,
+    *(home for kind in ("translators", "expanders") for home in registry.KINDS[kind].homes),
+)
+"""The code that translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`):
+this module and the home packages of the translators and expanders, which it reaches by name
+through the registry (the fingerprint follows a home package into all of its modules)."""
 
 
 @cache
-def make_translator(options: TranslationOptions, target_lang: str) -> Translator | None:
-    """The translator the options name, for documents in ``target_lang``; None for none.
+def make_translator(options: TranslationOptions, target_lang: str) -> Translator:
+    """The translator the options name, for documents in ``target_lang``.
 
-    Cached per process: loading a dictionary or estimating translation probabilities is
-    done once, however many runs (``clir run``) use it.
+    A built-in is made from the options (after the options it ``requires`` are checked to
+    be there), a plug-in from the language alone. Cached per process: loading a dictionary
+    or estimating translation probabilities is done once, however many runs (``clir run``)
+    use it.
     """
-    if options.translate not in TRANSLATIONS:
-        raise UsageError(
-            f"unknown --translate '{options.translate}' (use one of: {', '.join(TRANSLATIONS)})"
-        )
-    if options.translate == "none":
-        return None
-    if TRANSLATIONS.is_plugin(options.translate):
-        return _plugin_translator(options.translate, target_lang)
-    if options.translate == "dict":
-        from clir_toolkit.resources.dictionary import load_dictionary
-        from clir_toolkit.translate.dictionary import (
-            DictionaryTranslator,
-            estimate_translation_probabilities,
-            read_parallel_pairs,
-        )
-
-        spec = options.dictionary or DEFAULT_DICTIONARIES.get(target_lang)
-        if spec is None:
-            raise UsageError(
-                f"no default dictionary for documents in '{target_lang}' "
-                "(pass --dict freedict:eng-XXX, cedict or a TSV file)"
-            )
-        dictionary = load_dictionary(spec)
-        probabilities = None
-        if options.dict_mode == "weighted" and options.parallel:
-            pairs = read_parallel_pairs(options.parallel)
-            probabilities = estimate_translation_probabilities(dictionary, pairs)
-        base_forms = None
-        if options.base_forms:
-            from clir_toolkit.resources.wordnet import base_forms as wordnet_base_forms
-
-            base_forms = wordnet_base_forms
-        return DictionaryTranslator(
-            dictionary, options.dict_mode, probabilities, base_forms, options.keep_source
-        )
-    if options.translate == "mt":
-        from clir_toolkit.translate.mt import make_machine_translator
-
-        if not options.mt:
-            raise UsageError("--translate mt needs --mt apertium:eng-spa|hf:MODEL_DIR|file:T.tsv")
-        return make_machine_translator(options.mt, options.mt_target_lang, options.device)
-    from clir_toolkit.translate.embedding import EmbeddingSpace, EmbeddingTranslator
-
-    if not options.embed:
-        raise UsageError("--translate embed needs --embed FILE.vec (or SOURCE.vec,TARGET.vec)")
-    space = EmbeddingSpace.load(options.embed, "en", target_lang)
-    return EmbeddingTranslator(space, options.embed_top, options.w_major, options.w_context)
-
-
-def _plugin_translator(name: str, target_lang: str) -> Translator:
-    """The translator of an installed plug-in, made for documents in ``target_lang``."""
-    factory = plugins.load(plugins.TRANSLATORS, name)
-    translator = factory(target_lang)
-    if not callable(getattr(translator, "translate", None)):
-        raise UsageError(
-            f"the translator plug-in {name!r} made {type(translator).__name__}, which has no "
-            "translate(queries) method (see clir_toolkit.translate.Translator)"
-        )
+    found = registry.component("translators", options.translate)
+    if not found.builtin:
+        return _checked(found.factory(target_lang), "translate", found,
+                        "clir_toolkit.translate.Translator")  # fmt: skip
+    _require(options, found)
+    translator: Translator = found.factory(target_lang, options)
     return translator
+
+
+def make_expander(options: TranslationOptions) -> Any:
+    """The pre-translation expander the options name (None: no expansion): a built-in made
+    from the options, a plug-in with no arguments."""
+    if options.expand is None:
+        return None
+    found = registry.component("expanders", options.expand)
+    if found.builtin:
+        return found.factory(options)
+    return _checked(found.factory(), "expand", found, "clir_toolkit.plugins")
+
+
+def _require(options: TranslationOptions, found: registry.Component) -> None:
+    """Refuse a built-in whose ``requires`` trait names an option that was not given, in the
+    words of that option's declaration."""
+    for name in found.trait("requires", ()):
+        if getattr(options, name) is None:
+            translate, needed = TRANSLATION_PARAMS["translate"], TRANSLATION_PARAMS[name]
+            raise UsageError(f"{translate.flag} {found.name} needs {needed.flag} ({needed.doc})")
+
+
+def _checked(made: Any, method: str, found: registry.Component, contract: str) -> Any:
+    """What a plug-in's factory ``made``, when it has the ``method`` its kind calls."""
+    if not callable(getattr(made, method, None)):
+        raise UsageError(
+            f"the {registry.KINDS[found.kind].what} plug-in {found.name!r} made "
+            f"{type(made).__name__}, which has no {method}(queries) method (see {contract})"
+        )
+    return made
 
 
 def build_queries(
     topics: Sequence[Topic], options: TranslationOptions, target_lang: str
 ) -> list[StructuredQuery]:
-    """Plain queries of the topics, expanded (WordNet) and translated as the options say."""
+    """Plain queries of the topics, expanded and translated as the options say."""
     queries = [StructuredQuery.plain(t.qid, t.query) for t in topics]
-    if options.expand == "wordnet":
-        from clir_toolkit.expand.wordnet import WordNetExpander
-
-        queries = WordNetExpander(options.wordnet_synonyms, options.wordnet_weight).expand(queries)
-    elif options.expand is not None and EXPANSIONS.is_plugin(options.expand):
-        queries = list(plugins.load(plugins.EXPANDERS, options.expand)().expand(queries))
-    elif options.expand is not None:
-        raise UsageError(
-            f"unknown --expand '{options.expand}' (use one of: {', '.join(EXPANSIONS)})"
-        )
-    translator = make_translator(options, target_lang)
-    return queries if translator is None else translator.translate(queries)
+    expander = make_expander(options)
+    if expander is not None:
+        queries = list(expander.expand(queries))
+    return make_translator(options, target_lang).translate(queries)
 
 
 def write_translations(path: str | Path, queries: Sequence[StructuredQuery]) -> None:

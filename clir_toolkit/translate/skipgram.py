@@ -11,8 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.params import Param, check_options, declare
 
-__all__ = ["train_word2vec"]
+__all__ = ["SKIPGRAM_PARAMS", "train_word2vec"]
+
+SKIPGRAM_PARAMS = declare(
+    Param("dim", int, doc="dimensions of the word vectors", minimum=1, flag="--dim"),
+    Param("epochs", int, doc="passes over the text", minimum=1, flag="--epochs"),
+    Param("min_count", int, doc="occurrences a word needs to get a vector", minimum=1,
+          flag="--min-count"),
+    Param("window", int, doc="words on each side that a word predicts", minimum=1,
+          flag="--window"),
+    Param("workers", int, doc="training threads (1 keeps training deterministic)", minimum=1,
+          flag="--workers"),
+)  # fmt: skip
+"""The skip-gram options of :func:`train_word2vec` (``clir embed train``)."""
 
 
 def train_word2vec(
@@ -33,6 +46,9 @@ def train_word2vec(
     positions of it. Words seen fewer than ``min_count`` times get no vector. Words come
     most frequent first. Deterministic for a given ``seed`` when ``workers=1``.
     """
+    values = {"dim": dim, "epochs": epochs, "min_count": min_count, "window": window,
+              "workers": workers}  # fmt: skip
+    check_options(values, [SKIPGRAM_PARAMS[name] for name in values])
     from gensim.models import Word2Vec
     from gensim.models.callbacks import CallbackAny2Vec
 
@@ -66,13 +82,13 @@ def train_word2vec(
     except RuntimeError as exc:  # gensim: "you must first build vocabulary before training"
         raise UsageError(
             f"{corpus_file}: no word occurs {min_count} times or more ({exc}); "
-            "give more text or a lower --min-count"
+            f"give more text or a lower {SKIPGRAM_PARAMS['min_count'].flag}"
         ) from None
     finally:
         bar.close()
     if len(model.wv.index_to_key) == 0:
         raise UsageError(
             f"{corpus_file}: no word occurs {min_count} times or more; "
-            "give more text or a lower --min-count"
+            f"give more text or a lower {SKIPGRAM_PARAMS['min_count'].flag}"
         )
     return list(model.wv.index_to_key), model.wv.vectors
