@@ -16,8 +16,10 @@ Around them: :mod:`~clir_toolkit.rerank.models` (one file per word-level archite
 home of the ``rerankers`` kind of :mod:`clir_toolkit.registry`),
 :mod:`~clir_toolkit.rerank.losses` (one file per training loss: the ``losses`` kind),
 :mod:`~clir_toolkit.rerank.data` (tokens, vocabularies, the document cache, judged
-examples), :mod:`~clir_toolkit.rerank.candidates` (a run's candidates and the reranked run)
-and the compute set-up both families share (``device``, ``threads``, ``allocator``).
+examples), and what both families share: :mod:`~clir_toolkit.rerank.candidates` (a run's
+candidates and the reranked run), :mod:`~clir_toolkit.rerank.training` (the dev measure,
+the log, the report), :mod:`~clir_toolkit.rerank.model_io` (model files written, read and
+checked) and the compute set-up (``device``, ``threads``, ``allocator``).
 
 Importing this package does not import torch; its modules do.
 """
