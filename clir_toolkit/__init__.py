@@ -56,10 +56,10 @@ _EXPORTS = {
     "fuse": "clir_toolkit.search.fusion",
     "fuse_runs": "clir_toolkit.search.fusion",
     # stage 2
-    "TrainConfig": "clir_toolkit.rerank.train_config",
-    "train_reranker": "clir_toolkit.rerank.train",
-    "TunedConfig": "clir_toolkit.rerank.tuned_config",
-    "train_tuned": "clir_toolkit.rerank.tuned",
+    "TrainConfig": "clir_toolkit.rerank.word.train_config",
+    "train_reranker": "clir_toolkit.rerank.word.train",
+    "TunedConfig": "clir_toolkit.rerank.sentence.tuned_config",
+    "train_tuned": "clir_toolkit.rerank.sentence.tuned",
     "score_run": "clir_toolkit.rerank.score",
     # evaluation and experiments
     "evaluate_runs": "clir_toolkit.evaluate",

@@ -573,7 +573,7 @@ def _encode_for_index(
     collection: Collection, encoder: str, cache_dir: str | Path | None, verbose: bool
 ) -> tuple[list[str], Any, DenseRecord]:
     """The collection's documents encoded for the index (through the vector cache)."""
-    from clir_toolkit.rerank.documents import cache_dir_for
+    from clir_toolkit.rerank.data.documents import cache_dir_for
 
     where = cache_dir_for(collection.root, cache_dir)
     return encode_corpus(collection.corpus, encoder, where, verbose)

@@ -2,7 +2,7 @@
 
 A :class:`Param` describes one option the way both of its readers need it: a recipe's TOML
 table (``[search]``, ``[rerank]``, the top-level keys) and a library entry point that the
-command line calls (:class:`clir_toolkit.rerank.train_config.TrainConfig`,
+command line calls (:class:`clir_toolkit.rerank.word.train_config.TrainConfig`,
 :func:`clir_toolkit.rerank.score.score_run`). Both check a value with :meth:`Param.check`,
 so a value refused in one is refused in the other, and each reports it in its own words:
 

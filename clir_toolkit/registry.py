@@ -235,6 +235,13 @@ class Names(Sequence[str]):
         return f"Names({self.kind!r}: {list(self._all())!r})"
 
 
+def homes(*kinds: str) -> tuple[str, ...]:
+    """The home packages of ``kinds``: what a product that reaches their built-ins by name
+    declares among its code (:func:`clir_toolkit.freshness.code_fingerprint` follows a
+    home package into every one of its modules, since no import statement names them)."""
+    return tuple(home for kind in kinds for home in KINDS[kind].homes)
+
+
 def describe(kind: str) -> dict[str, str]:
     """Each built-in name of ``kind`` with its one-line summary (for generated docs)."""
     return {name: c.summary for name, c in builtins(kind).items()}

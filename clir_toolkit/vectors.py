@@ -16,8 +16,8 @@ of the collection are kept beside the Lucene files of its index:
   vectors file, removed by the next ``--dense``).
 
 Documents are encoded through the collection's vector cache (the one ``clir rerank score
---pretrained`` uses, :class:`clir_toolkit.rerank.pretrained.VectorCache`): documents encoded
-once, for reranking or an earlier ``--dense``, are not encoded again, and an interrupted
+--pretrained`` uses, :class:`clir_toolkit.rerank.sentence.pretrained.VectorCache`): documents
+encoded once, for reranking or an earlier ``--dense``, are not encoded again, and an interrupted
 encoding resumes where it stopped.
 """
 
@@ -139,9 +139,9 @@ def encode_corpus(
     their unit vectors, and the record for the sidecar (through the vector cache)."""
     import numpy as np
 
-    from clir_toolkit.encoders import load_encoder
     from clir_toolkit.formats import iter_corpus
-    from clir_toolkit.rerank.pretrained import VectorCache
+    from clir_toolkit.encoders import load_encoder
+    from clir_toolkit.rerank.sentence.pretrained import VectorCache
 
     encoder = load_encoder(encoder_name, threads=threads, device="cpu")
     docids = [doc.id for doc in iter_corpus(corpus)]

@@ -81,7 +81,7 @@ def first_stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A word-overlap run of all twelve pages of tiny-fr for each topic (French topics vs
     pages): the rerankers' candidates, relevant pages high but not always first."""
     from clir_toolkit.formats import RunRow, iter_corpus, read_topics, write_run
-    from clir_toolkit.rerank.tokens import rerank_tokens
+    from clir_toolkit.rerank.data.tokens import rerank_tokens
 
     docs = {
         doc.id: set(rerank_tokens("fr", doc.contents))

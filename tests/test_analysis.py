@@ -76,7 +76,7 @@ def test_japanese_is_one_tokenizer_for_the_index_the_reranker_and_the_embeddings
     """MeCab words in base forms everywhere: a word of ``clir embed train``'s vectors is a
     word of the reranker's vocabulary and a term of the index (it was Kuromoji, character
     bigrams and MeCab surface forms)."""
-    from clir_toolkit.rerank.tokens import rerank_tokens
+    from clir_toolkit.rerank.data.tokens import rerank_tokens
     from clir_toolkit.translate.embed_text import tokenizer_for
 
     text = "ファイルを削除しました。ディレクトリの内容を表示する"

@@ -14,9 +14,9 @@ from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 REFERENCE_AS_STUDENT = {
     "sosl": "from clir_toolkit.rerank.losses.sosl import sosl\n",
-    "kernel-pooling": "from clir_toolkit.rerank.knrm import kernel_pooling, soft_tf\n",
+    "kernel-pooling": "from clir_toolkit.rerank.word.knrm import kernel_pooling, soft_tf\n",
     "rocchio": "from clir_toolkit.expand.feedback import rocchio_weights, top_terms\n",
-    "smooth-cosine": "from clir_toolkit.rerank.dual import smooth_cosine\n",
+    "smooth-cosine": "from clir_toolkit.rerank.word.dual import smooth_cosine\n",
     "pirkola": "from clir_toolkit.search.searcher import pooled_tokens as pseudo_term\n"
     "from clir_toolkit.search.bm25_formula import bm25\n"
     "from clir_toolkit.search.bm25_formula import synonym_statistics as pseudo_term_statistics\n",
@@ -41,7 +41,7 @@ BROKEN = {
     ),
     "kernel-pooling": (
         "import torch\n"
-        "from clir_toolkit.rerank.knrm import soft_tf\n"
+        "from clir_toolkit.rerank.word.knrm import soft_tf\n"
         "def kernel_pooling(similarity, doc_mask, mus, sigmas):\n"
         "    return torch.stack([torch.exp(-(similarity - mu) ** 2 / (2 * s * s)).sum(-1)\n"
         "                        for mu, s in zip(mus, sigmas)], -1)  # padding counted\n",

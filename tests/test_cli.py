@@ -273,8 +273,8 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     from clir_toolkit.cli import build_parser
     from clir_toolkit.cli.options import given_values
     from clir_toolkit.cli.rerank import _training_params
-    from clir_toolkit.rerank.train_config import DEFAULT_EPOCHS, SUBWORD_EPOCHS, TRAIN_PARAMS
-    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.word.train_config import DEFAULT_EPOCHS, SUBWORD_EPOCHS, TRAIN_PARAMS
 
     base = ["rerank", "train", "--collection", "c", "--topics", "t", "--qrels", "q",
             "--run", "r", "--output", "o"]  # fmt: skip

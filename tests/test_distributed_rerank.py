@@ -34,8 +34,8 @@ TOPICS = TINY_FR / "topics.dev.tsv"
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory, first_stage: Path) -> dict[str, Path]:
     """A one-epoch K-NRM and dual encoder (16-d, documents of 40 words at most)."""
-    from clir_toolkit.rerank.train import train_reranker
-    from clir_toolkit.rerank.train_config import TrainConfig
+    from clir_toolkit.rerank.word.train import train_reranker
+    from clir_toolkit.rerank.word.train_config import TrainConfig
 
     directory = tmp_path_factory.mktemp("models")
     trained = {}
@@ -144,7 +144,7 @@ def test_sigterm_while_the_actors_score_stops_as_the_command_line_says(
 def test_what_ray_does_not_score_is_one_line(
     models: dict[str, Path], first_stage: Path, tmp_path: Path
 ) -> None:
-    from clir_toolkit.rerank.tuned import MODEL_FORMAT
+    from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT
 
     output = tmp_path / "r.trec"
     result = run_clir(*_score(models["knrm"], first_stage, output, "--ray", "local:0"))

@@ -26,8 +26,8 @@ import pytest
 import torch
 
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank.model_file import read_model_file
-from clir_toolkit.rerank.train import train_reranker
+from clir_toolkit.rerank.model_io import read_model_file
+from clir_toolkit.rerank.word.train import train_reranker
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 from tests.test_rerank_train import _config, _score
 
@@ -144,8 +144,9 @@ def test_the_workers_gradients_average_to_the_batch_gradient(
     batch of 5, averaged as DDP averages them, are the batch's gradient, for 2 and 3 workers
     (unequal slices) and 6 (one empty); their losses add up to the batch loss. The dual
     encoder's proportional-odds loss has weights of its own (the cut-points)."""
-    from clir_toolkit.rerank.epoch import epoch_batches
-    from clir_toolkit.rerank.train import prepare_training, start_training, training_inputs
+    from clir_toolkit.rerank.word.epoch import epoch_batches
+    from clir_toolkit.rerank.word.prepare import prepare_training, training_inputs
+    from clir_toolkit.rerank.word.train import start_training
 
     config, corpus, cache_dir = training_inputs(_config(tmp_path, first_stage, model=model,
                                                         loss=loss))  # fmt: skip

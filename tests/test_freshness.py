@@ -71,7 +71,7 @@ def test_a_docstring_or_comment_edit_keeps_runs_and_models_fresh(
     whole = source_fingerprint(package)
     for module in ("search/searcher.py", "rerank/losses/sosl.py", "analysis.py"):
         edit_docs(package / module)
-    replace_in(package / "rerank/tuned.py", "def ", "def \\\n")  # the layout, not the code
+    replace_in(package / "rerank/sentence/tuned.py", "def ", "def \\\n")  # the layout, not the code
     assert source_fingerprint(package) == whole
     assert is_fresh(run, run_key, RUN_CODE)
     assert is_fresh(model, model_key, MODEL_CODE)
@@ -186,8 +186,8 @@ def test_collected_text_is_collected_again_when_its_code_changes(
 def test_encoded_documents_are_encoded_again_when_the_encoding_code_changes(
     package: Path, tmp_path: Path
 ) -> None:
-    from clir_toolkit.rerank.documents import DocumentEncoder
-    from clir_toolkit.rerank.vocabulary import Vocabulary
+    from clir_toolkit.rerank.data.documents import DocumentEncoder
+    from clir_toolkit.rerank.data.vocabulary import Vocabulary
     from tests.conftest import TINY_FR
 
     vocabulary = Vocabulary.build([["ls", "fichiers"]], "fr")
@@ -197,10 +197,10 @@ def test_encoded_documents_are_encoded_again_when_the_encoding_code_changes(
         return DocumentEncoder(TINY_FR / "corpus.jsonl", vocabulary, 12, cache).cache_path
 
     first = cache_path()
-    edit_docs(package / "rerank" / "vocabulary.py")
+    edit_docs(package / "rerank" / "data" / "vocabulary.py")
     edit_code(package / "rerank" / "losses" / "sosl.py")  # not how documents are encoded
     assert cache_path() == first
-    edit_code(package / "rerank" / "vocabulary.py")
+    edit_code(package / "rerank" / "data" / "vocabulary.py")
     assert cache_path() != first
 
 

@@ -698,8 +698,8 @@ def test_json_placeholders() -> None:
 def _declared_options() -> list[Any]:
     from clir_toolkit.expand.feedback import FEEDBACK_PARAMS
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
-    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
-    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS
     from clir_toolkit.search import BM25_PARAMS
     from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS
 

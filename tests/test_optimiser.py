@@ -1,20 +1,21 @@
-"""Lazy Adam (rerank/optimiser.py): only the looked-up rows move; the rest is Adam."""
+"""Lazy Adam (rerank/word/optimiser.py): only the looked-up rows move; the rest is Adam."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from clir_toolkit.rerank.dual import DualEncoder
-from clir_toolkit.rerank.knrm import KNRM
-from clir_toolkit.rerank.losses import pairwise_hinge, sosl
-from clir_toolkit.rerank.optimiser import (
+from clir_toolkit.rerank.losses.hinge import pairwise_hinge
+from clir_toolkit.rerank.losses.sosl import sosl
+from clir_toolkit.rerank.word.dual import DualEncoder
+from clir_toolkit.rerank.word.knrm import KNRM
+from clir_toolkit.rerank.word.optimiser import (
     LazyAdam,
     clip_gradient_norm,
     sparse_parameters,
     use_sparse_gradients,
 )
-from clir_toolkit.rerank.train import build_optimiser
+from clir_toolkit.rerank.word.train import build_optimiser
 
 
 def _ids(*rows: list[int]) -> torch.Tensor:

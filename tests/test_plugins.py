@@ -241,10 +241,10 @@ def test_a_loss_plug_in_trains_from_the_command_line_and_a_recipe(
 
 
 def test_the_loss_names_are_the_implemented_losses() -> None:
+    from clir_toolkit import registry
     from clir_toolkit.rerank import LOSS_NAMES
-    from clir_toolkit.rerank.losses import LOSSES
 
-    assert LOSS_NAMES.builtin == tuple(LOSSES)
+    assert LOSS_NAMES.builtin == tuple(registry.describe("losses"))
 
 
 def test_a_reranker_plug_in_trains_and_scores_from_the_command_line(

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from clir_toolkit.errors import ClirError, UsageError
-from clir_toolkit.rerank.bench import BenchSettings, bench_rerank, format_bench_rerank
+from clir_toolkit.rerank.word.bench import BenchSettings, bench_rerank, format_bench_rerank
 from tests.conftest import assert_one_line_error, run_clir
 
 TINY = BenchSettings(

@@ -10,9 +10,9 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.formats import Qrel, RunRow
-from clir_toolkit.rerank import tokens
-from clir_toolkit.rerank.documents import DocumentEncoder, load_documents
-from clir_toolkit.rerank.examples import (
+from clir_toolkit.rerank.data import tokens
+from clir_toolkit.rerank.data.documents import DocumentEncoder, load_documents
+from clir_toolkit.rerank.data.examples import (
     Example,
     epoch_pairs,
     index_examples,
@@ -20,8 +20,8 @@ from clir_toolkit.rerank.examples import (
     read_parallel_tsv,
     relevance_examples,
 )
-from clir_toolkit.rerank.tokens import rerank_tokens
-from clir_toolkit.rerank.vocabulary import OOV_ID, PAD_ID, Vocabulary
+from clir_toolkit.rerank.data.tokens import rerank_tokens
+from clir_toolkit.rerank.data.vocabulary import OOV_ID, PAD_ID, Vocabulary
 from tests.conftest import TINY_FR
 
 # --- tokens ----------------------------------------------------------------------------------

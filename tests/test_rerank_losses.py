@@ -8,17 +8,15 @@ from collections.abc import Callable
 import pytest
 import torch
 
+from clir_toolkit import registry
 from clir_toolkit.errors import UsageError
-from clir_toolkit.rerank.losses import (
-    LOSSES,
-    PAIRWISE_LOSSES,
-    ProportionalOdds,
-    mse,
-    pairwise_hinge,
-    proportional_odds,
-    sosl,
-    three_part_l2,
-)
+from clir_toolkit.rerank import LOSS_NAMES, is_pairwise
+from clir_toolkit.rerank.losses import build_loss
+from clir_toolkit.rerank.losses._ordinal import ProportionalOdds, proportional_odds
+from clir_toolkit.rerank.losses.hinge import pairwise_hinge
+from clir_toolkit.rerank.losses.mse import mse
+from clir_toolkit.rerank.losses.sosl import sosl
+from clir_toolkit.rerank.losses.three_part import three_part_l2
 
 
 def _loss_each(
@@ -154,18 +152,29 @@ def test_pairwise_hinge_wants_a_margin_between_positive_and_negative() -> None:
 
 
 def test_registry_names_every_loss() -> None:
-    assert set(LOSSES) == {"sosl", "mse", "po", "3part", "hinge"}
-    assert set(PAIRWISE_LOSSES) == {"hinge"}
+    assert LOSS_NAMES.builtin == ("sosl", "mse", "po", "3part", "hinge")  # sosl: the default
+    assert [name for name in LOSS_NAMES.builtin if is_pairwise(name)] == ["hinge"]
     scores, grades = torch.tensor([0.1, 0.9]), torch.tensor([0, 2])
-    for name, loss in LOSSES.items():
-        value = loss(scores, grades.float()) if name in PAIRWISE_LOSSES else loss(scores, grades)
+    for name in LOSS_NAMES.builtin:
+        loss, _ = build_loss(name)
+        value = loss(scores, grades.float()) if is_pairwise(name) else loss(scores, grades)
         assert value.dim() == 0 and torch.isfinite(value)
+
+
+def test_po_trains_its_cut_points_and_the_other_losses_have_no_parameters() -> None:
+    loss, module = build_loss("po")
+    assert isinstance(module, ProportionalOdds) and loss is module
+    assert module.cutpoints().tolist() == pytest.approx([0.2, 0.7])
+    for name in ("sosl", "mse", "3part", "hinge"):
+        assert build_loss(name)[1] is None
+    assert registry.component("losses", "po").trait("learnable") is True
 
 
 @pytest.mark.parametrize("name", ["sosl", "mse", "po", "3part"])
 def test_grades_outside_the_scale_are_a_usage_error(name: str) -> None:
+    loss, _ = build_loss(name)
     with pytest.raises(UsageError, match="grades must lie in 0..2"):
-        LOSSES[name](torch.tensor([0.1, 0.2]), torch.tensor([0, 3]))
+        loss(torch.tensor([0.1, 0.2]), torch.tensor([0, 3]))
 
 
 def test_thresholds_out_of_order_are_a_usage_error() -> None:

@@ -13,10 +13,11 @@ import pytest
 import torch
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.rerank.bins import format_bins, kernel_bin_analysis
-from clir_toolkit.rerank.dual import ENCODERS, DualEncoder, smooth_cosine
-from clir_toolkit.rerank.knrm import DEFAULT_MUS, KNRM, kernel_pooling
-from clir_toolkit.rerank.losses import pairwise_hinge, sosl
+from clir_toolkit.rerank.losses.hinge import pairwise_hinge
+from clir_toolkit.rerank.losses.sosl import sosl
+from clir_toolkit.rerank.word.bins import format_bins, kernel_bin_analysis
+from clir_toolkit.rerank.word.dual import ENCODERS, DualEncoder, smooth_cosine
+from clir_toolkit.rerank.word.knrm import DEFAULT_MUS, KNRM, kernel_pooling
 
 VOCAB = 40
 

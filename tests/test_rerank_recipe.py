@@ -22,7 +22,7 @@ from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.experiments.search_runner import RUN_CODE
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import is_fresh
-from clir_toolkit.rerank.model_file import load_model
+from clir_toolkit.rerank.word.model_file import load_model
 from tests.conftest import TINY_FR
 
 FIRST_STAGE = """
@@ -200,7 +200,7 @@ def test_a_rerank_option_is_checked_as_training_checks_it(tmp_path: Path) -> Non
     """The [rerank] keys are TrainConfig's and score_run's own declarations, renamed."""
     from clir_toolkit.experiments.tables import RERANK_PARAMS, TRAINING_KEYS
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
-    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
+    from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS
 
     for key, field in TRAINING_KEYS.items():
         assert RERANK_PARAMS[key] == dataclasses.replace(TRAIN_PARAMS[field], name=key)

@@ -16,12 +16,13 @@ import torch
 
 from clir_toolkit.errors import UsageError
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank import subwords
-from clir_toolkit.rerank.model_file import load_model
-from clir_toolkit.rerank.score import SUBWORD_INTERPOLATION, score_run
-from clir_toolkit.rerank.train import train_reranker
-from clir_toolkit.rerank.train_config import TrainConfig, resolved_config
-from clir_toolkit.rerank.vocabulary import Vocabulary
+from clir_toolkit.rerank.data import subwords
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
+from clir_toolkit.rerank.score import score_run
+from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
+from clir_toolkit.rerank.word.model_file import load_model
+from clir_toolkit.rerank.word.train import train_reranker
+from clir_toolkit.rerank.word.train_config import TrainConfig, resolved_config
 from tests.conftest import TINY_FR, run_clir
 
 TOPICS = TINY_FR / "topics.dev.tsv"

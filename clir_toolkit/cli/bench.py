@@ -185,7 +185,7 @@ def _bench_search_on_ray(args: argparse.Namespace, translation: Any) -> int:
 
 
 def cmd_bench_rerank(args: argparse.Namespace) -> int:
-    from clir_toolkit.rerank.bench import BenchSettings, bench_rerank, format_bench_rerank
+    from clir_toolkit.rerank.word.bench import BenchSettings, bench_rerank, format_bench_rerank
 
     settings = BenchSettings(
         query_len=args.query_len,
@@ -215,8 +215,8 @@ def cmd_bench_rerank(args: argparse.Namespace) -> int:
 def _bench_training_epoch(args: argparse.Namespace, settings: Any) -> int:
     """``clir bench rerank --collection DIR --run RUN``: one epoch's time per model."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.bench import bench_training_epoch, format_epoch_benches
-    from clir_toolkit.rerank.train_config import TrainConfig
+    from clir_toolkit.rerank.word.bench import bench_training_epoch, format_epoch_benches
+    from clir_toolkit.rerank.word.train_config import TrainConfig
 
     collection = open_collection(args.collection)
     rows = []

@@ -102,8 +102,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def _training_params() -> tuple[dict[str, Any], dict[str, Any]]:
     """The declared options of fine-tuning and of word-level training, by flag."""
     from clir_toolkit.cli.options import option_flag
-    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
-    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS
 
     tuned = {option_flag(p): p for p in TUNED_PARAMS.values()}
     word_level = {option_flag(p): p for p in TRAIN_PARAMS.values() if p.name != "verbose"}
@@ -114,23 +114,23 @@ def _training_options(group: Any) -> None:
     """``clir rerank train``'s options, generated from :data:`TUNED_PARAMS` and
     :data:`TRAIN_PARAMS`: an option not given takes the default of the kind of model trained
     (``--pretrained``, the default, or ``--model``), so each default is written once."""
+    from clir_toolkit import registry
     from clir_toolkit.cli.options import option_dest, option_flag
-    from clir_toolkit.rerank.train_config import (
+    from clir_toolkit.rerank.word.train_config import (
         DEFAULT_BATCH_SIZE,
         DEFAULT_EPOCHS,
-        DEFAULT_LOSS,
-        DEFAULT_LR,
         FROZEN_KNRM_LR,
         SUBWORD_EPOCHS,
         SUBWORD_KNRM_LR,
     )
 
     tuned, word_level = _training_params()
+    models = registry.builtins("rerankers")  # each architecture's declared defaults
     said = {  # what a default of None stands for, in words
         "--model": f"none: fine-tune --pretrained {DEFAULT_RERANKER}",
         "--pretrained": f"{DEFAULT_RERANKER} unless --model is given; e5-small, use-m3 or hf:DIR",
-        "--loss": ", ".join(f"{loss} for {model}" for model, loss in DEFAULT_LOSS.items()),
-        "--lr": ", ".join(f"{lr:g} for {model}" for model, lr in DEFAULT_LR.items())
+        "--loss": ", ".join(f"{m.trait('default_loss')} for {name}" for name, m in models.items()),
+        "--lr": ", ".join(f"{m.trait('default_lr'):g} for {name}" for name, m in models.items())
         + f" ({SUBWORD_KNRM_LR:g} on use-m3-tokens, {FROZEN_KNRM_LR:g} over frozen tables)",
         "--epochs": f"{SUBWORD_EPOCHS} on use-m3-tokens, {DEFAULT_EPOCHS} otherwise",
         "--batch-size": str(DEFAULT_BATCH_SIZE),
@@ -163,10 +163,10 @@ def _training_options(group: Any) -> None:
 
 
 def _train_tuned(args: argparse.Namespace) -> Any:
-    """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/tuned.py)."""
+    """``clir rerank train --pretrained NAME``: fine-tune the encoder (rerank/sentence/)."""
     from clir_toolkit.cli.options import option_dest
-    from clir_toolkit.rerank.tuned import train_tuned
-    from clir_toolkit.rerank.tuned_config import TunedConfig
+    from clir_toolkit.rerank.sentence.family import FINE_TUNED
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
     tuned, word_level = _training_params()
     given = [
@@ -187,12 +187,12 @@ def _train_tuned(args: argparse.Namespace) -> Any:
         dev_run=args.dev_run, cache_dir=args.cache_dir, verbose=not args.quiet,
         **given_values(args, tuned.values()),
     )  # fmt: skip
-    return train_tuned(config)
+    return FINE_TUNED.train(config)
 
 
 def cmd_rerank_train(args: argparse.Namespace) -> int:
-    from clir_toolkit.rerank.train import train_reranker
-    from clir_toolkit.rerank.train_config import TrainConfig
+    from clir_toolkit.rerank.word.family import WORD_LEVEL
+    from clir_toolkit.rerank.word.train_config import TrainConfig
 
     if args.model is None and args.pretrained is None:
         args.pretrained = DEFAULT_RERANKER
@@ -226,7 +226,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
 
         _print_train_report(train_reranker_on_ray(config, args.ddp, cluster))
         return 0
-    _print_train_report(train_reranker(config))
+    _print_train_report(WORD_LEVEL.train(config))
     return 0
 
 
@@ -275,7 +275,7 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
             batch_size=args.batch_size, precision=args.precision, **shared,
         )  # fmt: skip
     elif args.pretrained is not None:
-        from clir_toolkit.rerank.pretrained import score_run_pretrained
+        from clir_toolkit.rerank.sentence.pretrained import score_run_pretrained
 
         score_run_pretrained(args.pretrained, *inputs, **shared)
     else:
@@ -286,7 +286,7 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank_bins(args: argparse.Namespace) -> int:
-    from clir_toolkit.rerank.bins import bins_for_run, format_bins
+    from clir_toolkit.rerank.word.bins import bins_for_run, format_bins
 
     rows = bins_for_run(args.model, args.collection, args.topics, args.run, args.depth)
     print(format_bins(rows))

@@ -4,16 +4,16 @@ The run written is byte for byte the one of :func:`clir_toolkit.rerank.score.sco
 because everything but the scoring loop is the same code:
 
 1. The driver reads the model file, the topics and the run, and encodes the candidates
-   exactly as one process does (:func:`clir_toolkit.rerank.candidates.encode_run`: the same
+   exactly as one process does (:func:`clir_toolkit.rerank.word.batches.encode_run`: the same
    vocabularies, the same tensor cache).
 2. It cuts the (query, candidate) pairs into the batches one process scores
-   (:func:`clir_toolkit.rerank.candidates.batch_bounds`: the same boundaries, in the same
+   (:func:`clir_toolkit.rerank.word.batches.batch_bounds`: the same boundaries, in the same
    order). This matters: a pair's score may depend on the batch it is scored with (the
    padding is trimmed to the batch's longest text, and torch may sum in another order for
    another shape), so pairs are never regrouped.
 3. ``workers`` actors each load the model once (from the file's content, put in Ray's object
    store with the encoded pairs: no shared file system is needed) and score whole batches
-   with :func:`clir_toolkit.rerank.candidates.score_batches`. The batches are dealt out in
+   with :func:`clir_toolkit.rerank.word.batches.score_batches`. The batches are dealt out in
    contiguous chunks, several per actor, round robin. Each actor asks for its share of the
    cluster's CPUs, and of its GPUs only when it has some and ``device`` is ``auto`` or
    ``cuda``; it resolves ``device`` itself, so ``auto`` means the worker's GPU, not the
@@ -41,8 +41,10 @@ with a stack trace instead of the error itself; and its actors restart without l
 default. The command line's one-line errors and quiet output would have needed
 process-wide log settings; plain actors give the same scores without them.
 
-Fine-tuned pretrained encoders (:mod:`clir_toolkit.rerank.tuned`) are scored in one process
-only: their documents are encoded by the sentence encoder, not cut into batches of word ids.
+Only the word-level family of the reranker contract (:mod:`clir_toolkit.rerank.contract`) is
+``distributable``: a fine-tuned sentence encoder (:mod:`clir_toolkit.rerank.sentence`) is
+scored in one process, its documents encoded by the sentence encoder, not cut into batches of
+word ids.
 """
 
 from __future__ import annotations
@@ -52,8 +54,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.compute.device import check_precision, resolve_device
-from clir_toolkit.compute.threads import use_fastest_threads
 from clir_toolkit.distributed.cluster import (
     RETRIES,
     ClusterSpec,
@@ -65,16 +65,22 @@ from clir_toolkit.distributed.cluster import (
 from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank.candidates import (
     DEFAULT_DEPTH,
-    EncodedCandidates,
     ScoreReport,
-    batch_bounds,
     check_score_options,
-    encode_run,
     rerank_rows,
+)
+from clir_toolkit.compute.device import check_precision, resolve_device
+from clir_toolkit.rerank.model_io import read_model_file
+from clir_toolkit.rerank.score import reranker_of, write_reranked
+from clir_toolkit.compute.threads import use_fastest_threads
+from clir_toolkit.rerank.word.batches import (
+    EncodedCandidates,
+    batch_bounds,
+    encode_run,
     score_batches,
 )
-from clir_toolkit.rerank.model_file import load_model, read_model_file
-from clir_toolkit.rerank.score import interpolation_for, write_reranked
+from clir_toolkit.rerank.word.family import interpolation_for
+from clir_toolkit.rerank.word.model_file import load_model
 
 #: Chunks of batches per actor: small enough that the actors finish together and that a
 #: retried chunk repeats little work, large enough that a call's overhead does not count.
@@ -134,7 +140,7 @@ def score_encoded_on(
     batch_size: int,
     precision: str,
 ) -> tuple[dict[tuple[str, str], float], str]:
-    """:func:`clir_toolkit.rerank.candidates.score_encoded` on a connected cluster, by
+    """:func:`clir_toolkit.rerank.word.batches.score_encoded` on a connected cluster, by
     ``workers`` actors (default: one per GPU when the GPUs are used, else one per CPU): the
     same scores. Also returns where they were computed, in words."""
     import torch
@@ -181,15 +187,14 @@ def score_run_on_ray(
 ) -> ScoreReport:
     """:func:`clir_toolkit.rerank.score.score_run` with the batches scored on ``cluster`` by
     ``workers`` actors (see the module docstring): the same run file."""
-    from clir_toolkit.rerank.tuned import is_tuned_model
-
     started = time.perf_counter()
     import_ray()  # before the work of reading and encoding, should Ray be missing
     check_score_options(depth, batch_size, interpolate)
     data = read_model_file(Path(model_path))
-    if is_tuned_model(data):
+    family = reranker_of(data)
+    if not family.distributable:
         raise ClirError(
-            f"{model_path}: a fine-tuned encoder is scored in one process; leave out --ray"
+            f"{model_path}: a {family.name} is scored in one process; leave out --ray"
         )
     reranker = load_model(model_path, "cpu", data)  # the vocabularies, and every check
     ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)

@@ -13,11 +13,11 @@ the N worker processes (``ScalingConfig(num_workers=N, use_gpu=...)``), joins th
 The procedure of :func:`train_reranker_on_ray`:
 
 1. The driver does what one process does before its first step
-   (:func:`clir_toolkit.rerank.train.prepare_training`): it reads, tokenises and encodes the
+   (:func:`clir_toolkit.rerank.word.prepare.prepare_training`): it reads, tokenises and encodes the
    data, builds the seeded model with its ``.vec`` rows and reads the checkpoint when
    resuming, and puts all of it in Ray's object store once.
 2. Every worker builds the loss, the optimiser and the seeded shuffling generator from it
-   (:func:`~clir_toolkit.rerank.train.start_training`), so that each draws the very batches
+   (:func:`~clir_toolkit.rerank.word.train.start_training`), so that each draws the very batches
    one process draws; it wraps the model and the loss in one module (:class:`BatchLoss`)
    under DDP.
 3. Of each batch of B examples, worker r of N takes the contiguous rows
@@ -35,8 +35,8 @@ The procedure of :func:`train_reranker_on_ray`:
    ``(n_r / B) loss_r``: the same number on every worker, so that all stop together.
 6. Rank 0 alone evaluates on dev after every epoch, keeps the best epoch's weights, and writes
    the checkpoint and then the model file with one process's writers
-   (:func:`~clir_toolkit.rerank.train.train_epochs`,
-   :func:`~clir_toolkit.rerank.train.finish_training`); its report returns to the driver as
+   (:func:`~clir_toolkit.rerank.word.train.train_epochs`,
+   :func:`~clir_toolkit.rerank.word.train.finish_training`); its report returns to the driver as
    a Ray Train checkpoint.
 
 The model therefore equals one process's up to the order in which floats are summed
@@ -45,7 +45,7 @@ dropout (the dual encoder's ``cnn`` and ``lstm`` encoders), whose masks each wor
 from its own generator (:func:`worker_seed`): the same training in distribution only.
 
 The built-in models' embedding tables have sparse gradients (lazy Adam,
-:mod:`clir_toolkit.rerank.optimiser`) and NCCL has no sparse all-reduce (pytorch/pytorch
+:mod:`clir_toolkit.rerank.word.optimiser`) and NCCL has no sparse all-reduce (pytorch/pytorch
 issue 111422), so the process group is gloo's, on GPUs too; only a plug-in model with
 dense gradients gets NCCL on GPUs. Every path (inputs, output, cache) must be the same on
 every node: a shared file system, as for ``clir search --ray``.
@@ -67,21 +67,21 @@ import torch
 from clir_toolkit.distributed.cluster import ClusterSpec, connected, import_ray_train
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.files import scratch
-from clir_toolkit.rerank.epoch import BatchTensors, apply_gradients, batch_loss, batch_tensors
-from clir_toolkit.rerank.train import (
+from clir_toolkit.rerank.training import EpochRecord, TrainReport
+from clir_toolkit.rerank.word.epoch import BatchTensors, apply_gradients, batch_loss, batch_tensors
+from clir_toolkit.rerank.word.prepare import prepare_training, training_inputs
+from clir_toolkit.rerank.word.train import (
     Training,
     finish_training,
     has_sparse_gradients,
     log_start,
-    prepare_training,
     start_training,
     train_epochs,
-    training_inputs,
 )
-from clir_toolkit.rerank.train_config import EpochRecord, TrainConfig, TrainReport
+from clir_toolkit.rerank.word.train_config import TrainConfig
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.examples import EncodedExamples
+    from clir_toolkit.rerank.data.examples import EncodedExamples
 
 REPORT = "report.json"
 """The file of rank 0's Ray Train checkpoint that carries its :class:`TrainReport`."""
@@ -261,7 +261,7 @@ def _worker_error(error: Exception) -> Exception:
 def train_reranker_on_ray(
     config: TrainConfig, workers: int, cluster: ClusterSpec | None = None
 ) -> TrainReport:
-    """:func:`clir_toolkit.rerank.train.train_reranker` with ``workers`` data-parallel
+    """:func:`clir_toolkit.rerank.word.train.train_reranker` with ``workers`` data-parallel
     workers on ``cluster`` (default: a local cluster of ``workers`` CPUs, for the call):
     the same epochs, checkpoints and model file (see the module docstring)."""
     from clir_toolkit.compute.device import check_precision

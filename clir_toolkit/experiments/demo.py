@@ -35,18 +35,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.collection import Collection, open_collection
-from clir_toolkit.encoders import default_interpolation
 from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.experiments.context import log
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
-from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
+from clir_toolkit.registry import homes
+from clir_toolkit.encoders import default_interpolation
+from clir_toolkit.rerank.sentence.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 from clir_toolkit.search import DEFAULT_HITS, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.tuned_config import TunedConfig
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
 #: BM25 parameters chosen on the dev split of the French man pages (baselines/RESULTS.md).
 K1, B = 1.2, 0.75
@@ -75,9 +76,10 @@ TUNED_RUNS = {"tuned-use-m3": 1.0, "tuned-use-m3+bm25": None}
 #: The pretrained sentence encoder of the demo, and its run.
 PRETRAINED = "use-m3"
 PRETRAINED_RUN = "use-m3+bm25"
-MODEL_CODE = ("clir_toolkit.rerank.tuned",)
+MODEL_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
 """The code the fine-tuned model depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
-the trainer and what it imports; the demo's settings are in the model's key."""
+the trainer and what it imports, and the losses it reaches by name through the registry; the
+demo's settings are in the model's key."""
 
 
 def run_demo(
@@ -220,8 +222,8 @@ def _trained_model(
     the defaults of ``clir rerank train``, reused when one trained with the same settings on
     the same files is there."""
     from clir_toolkit.freshness import is_fresh, mark_fresh
-    from clir_toolkit.rerank.tuned import train_tuned
-    from clir_toolkit.rerank.tuned_config import TunedConfig
+    from clir_toolkit.rerank.sentence.tuned import train_tuned
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
     dictionary = SYSTEMS[1]
     # The model reads the top RERANK_DEPTH candidates; more hits would only cost time.
@@ -266,10 +268,10 @@ def _trained_model(
 def _model_key(config: TunedConfig, collection: Collection) -> str:
     """What the model is made from: its settings, the content of its input files and the
     model format (its training code, :data:`MODEL_CODE`, is checked beside the key)."""
-    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
     from clir_toolkit.freshness import digest
-    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT
+    from clir_toolkit.encoders import encoder_fingerprint
+    from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT
 
     settings: dict[str, Any] = {
         field.name: str(value) if isinstance(value, Path) else value
@@ -296,8 +298,8 @@ def _rerank(
     """The dictionary run of ``split`` reranked: by the fine-tuned ``model`` into the run
     ``name`` of :data:`TUNED_RUNS` (with its λ), or by :data:`PRETRAINED` with no training
     when ``model`` is None (its default λ)."""
-    from clir_toolkit.rerank.pretrained import score_run_pretrained
     from clir_toolkit.rerank.score import score_run
+    from clir_toolkit.rerank.sentence.pretrained import score_run_pretrained
 
     output = directory / f"{name}.trec"
     log(quiet, f"reranking the top {RERANK_DEPTH} of {run} with {model or PRETRAINED}")

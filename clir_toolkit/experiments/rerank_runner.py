@@ -10,7 +10,7 @@ directory, on the same ``collection`` family), a reranker and how it is trained 
    are present and fresh (same search options, topics, index and code of the modules a run
    depends on: one rule for every reused file, :mod:`clir_toolkit.freshness`). The train split's run
    gives the training negatives, the dev split's the candidates for model selection;
-3. trains the reranker with :func:`clir_toolkit.rerank.train.train_reranker` on the train
+3. trains the reranker with :func:`clir_toolkit.rerank.word.train.train_reranker` on the train
    split, keeping the epoch with the best dev nDCG@10, or reuses the model file when one
    trained with the same settings on the same files by the same training code is there
    (``models/<collection>/``);
@@ -62,11 +62,16 @@ from clir_toolkit.experiments.search_runner import (
     translation_options,
 )
 from clir_toolkit.freshness import digest, mark_fresh
-from clir_toolkit.translate.pipeline import TRANSLATION_CODE as PIPELINE_CODE
+from clir_toolkit.registry import homes
 
 SELECTION_MEASURE = "nDCG@10"
-TRANSLATION_CODE = (*PIPELINE_CODE, "clir_toolkit.experiments.search_runner")
-"""The code translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`)."""
+TRANSLATION_CODE = (
+    "clir_toolkit.translate.pipeline", *homes("translators", "expanders"),
+    "clir_toolkit.experiments.search_runner",
+)  # fmt: skip
+"""The code translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`):
+the pipeline's, with the translators and expanders it reaches by name (as
+:data:`clir_toolkit.translate.pipeline.TRANSLATION_CODE`), and the first stage's."""
 
 
 def reranker_topics(
@@ -119,9 +124,9 @@ def training_scores(
     """
     from clir_toolkit.collection import open_collection
     from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.candidates import encode_candidates, score_encoded
-    from clir_toolkit.rerank.documents import DocumentEncoder, cache_dir_for
-    from clir_toolkit.rerank.examples import relevance_examples
+    from clir_toolkit.rerank.data.documents import DocumentEncoder, cache_dir_for
+    from clir_toolkit.rerank.data.examples import relevance_examples
+    from clir_toolkit.rerank.word.batches import encode_candidates, score_encoded
 
     collection = open_collection(config_settings["collection"])
     topics = {t.qid: t.query for t in read_topics(config_settings["topics"])}
@@ -198,8 +203,8 @@ def rerank_one(
 ) -> RecipeOutcome:
     """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
     from clir_toolkit.compute.device import resolve_device
-    from clir_toolkit.rerank.candidates import encode_run, score_encoded
-    from clir_toolkit.rerank.model_file import load_model
+    from clir_toolkit.rerank.word.batches import encode_run, score_encoded
+    from clir_toolkit.rerank.word.model_file import load_model
 
     started = time.perf_counter()
     spec = rerank_spec(recipe)
@@ -264,8 +269,8 @@ def _tuned_scores(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder."""
     from clir_toolkit.rerank.candidates import read_candidates
-    from clir_toolkit.rerank.model_file import read_model_file
-    from clir_toolkit.rerank.tuned import score_run_tuned
+    from clir_toolkit.rerank.model_io import read_model_file
+    from clir_toolkit.rerank.sentence.tuned_model import score_run_tuned
 
     data = read_model_file(model)
     neural, ranked = {}, {}
@@ -287,7 +292,7 @@ def _reranked_outcome(
     """λ chosen on dev (if several), the runs written, the outcome of the row."""
     from clir_toolkit.formats import read_qrels, write_run
     from clir_toolkit.rerank.candidates import rerank_rows
-    from clir_toolkit.rerank.epoch import mean_measure
+    from clir_toolkit.rerank.training import mean_measure
 
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
     weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None

@@ -15,14 +15,14 @@ The ``[rerank]`` keys:
   and test queries into the documents' language before the model reads them; the model must
   have been trained on queries in that language (``train_topics = "human"``).
 * ``pretrained``: fine-tune this pretrained sentence encoder (``"use-m3"``, ``"e5-small"``,
-  ``"hf:DIR"``; :mod:`clir_toolkit.rerank.tuned`, the default of ``clir rerank train``)
+  ``"hf:DIR"``; :mod:`clir_toolkit.rerank.sentence.tuned`, the default of ``clir rerank train``)
   instead of training a word-level model. It reads the English queries and takes only
   ``negatives``, ``epochs``, ``lr``, ``batch_size``, ``seed``, ``loss``, ``epsilon`` and
   ``thresholds`` of the training keys below.
 * ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
   or here first if it is missing): the thesis' monolingual model tested with translated
   queries. The training keys then come from that recipe and may not be given here.
-* Training (:class:`~clir_toolkit.rerank.train_config.TrainConfig`): ``model``, ``encoder``,
+* Training (:class:`~clir_toolkit.rerank.word.train_config.TrainConfig`): ``model``, ``encoder``,
   ``loss``, ``negatives`` (per query), ``epochs``, ``lr``, ``batch_size``, ``dim``,
   ``max_query_len``, ``max_doc_len``, ``min_count``, ``max_vocab``, ``seed``, ``device``,
   ``precision``, ``grad_clip``, ``embeddings`` (a ``.vec`` file), ``depth`` (dev

@@ -2,9 +2,9 @@
 inputs with the same settings by the same training code (:data:`MODEL_CODE`) is there
 (``models/<collection>/``).
 
-A word-level model is trained with :func:`clir_toolkit.rerank.train.train_reranker` on the
+A word-level model is trained with :func:`clir_toolkit.rerank.word.train.train_reranker` on the
 train split, keeping the epoch with the best dev nDCG@10; with ``pretrained``, the encoder
-is fine-tuned with :func:`clir_toolkit.rerank.tuned.train_tuned`. The first-stage runs the
+is fine-tuned with :func:`clir_toolkit.rerank.sentence.tuned.train_tuned`. The first-stage runs the
 training reads are made on the way
 (:func:`~clir_toolkit.experiments.search_runner.ensure_first_stage`).
 """
@@ -24,11 +24,16 @@ from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
 from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+from clir_toolkit.registry import homes
 
-MODEL_CODE = ("clir_toolkit.rerank.train", "clir_toolkit.rerank.tuned")
+MODEL_CODE = (
+    "clir_toolkit.rerank.word.train", "clir_toolkit.rerank.sentence.tuned",
+    *homes("losses", "rerankers"),
+)  # fmt: skip
 """The code a model depends on (:func:`clir_toolkit.freshness.code_fingerprint`): the two
-trainers and what they import (models, losses, encoders, tokenisers, the file format). How
-a recipe becomes settings is not: the settings themselves are in the model's key."""
+trainers and what they import (encoders, tokenisers, the file format), and the losses and
+architectures they reach by name through the registry. How a recipe becomes settings is
+not: the settings themselves are in the model's key."""
 
 
 @dataclass
@@ -48,9 +53,9 @@ def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:
 
 def train_config(recipe: Recipe, spec: RerankSpec, language: str, context: RunContext) -> Any:
     """The :class:`TrainConfig` of a recipe (its first-stage runs made on the way), or with
-    ``pretrained`` the :class:`~clir_toolkit.rerank.tuned_config.TunedConfig`."""
+    ``pretrained`` the :class:`~clir_toolkit.rerank.sentence.tuned_config.TunedConfig`."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.train_config import TrainConfig
+    from clir_toolkit.rerank.word.train_config import TrainConfig
 
     first = find_recipe(recipe, spec.train_first_stage, "search", "train_first_stage")
     runs = ensure_first_stage(first, language, context)
@@ -107,7 +112,7 @@ def _tuned_config(
     context: RunContext, language: str,
 ) -> Any:  # fmt: skip
     """The :class:`TunedConfig` of a recipe with ``pretrained``: English queries only."""
-    from clir_toolkit.rerank.tuned_config import TunedConfig
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
     other = sorted(set(spec.training) - set(TUNED_KEYS))
     if other or spec.tie_embeddings or spec.train_topics != "english":
@@ -137,11 +142,11 @@ def _tuned_config(
 def _training_key(config: Any, spec: RerankSpec) -> str:
     """What a model depends on: its settings and the content of every input file."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
-    from clir_toolkit.rerank.model_file import MODEL_FORMAT
-    from clir_toolkit.rerank.tokens import ANALYSIS_VERSION
-    from clir_toolkit.rerank.tuned_config import MODEL_FORMAT as TUNED_FORMAT
+    from clir_toolkit.rerank.data.tokens import ANALYSIS_VERSION
+    from clir_toolkit.encoders import encoder_fingerprint
+    from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
+    from clir_toolkit.rerank.word.model_file import MODEL_FORMAT
 
     volatile = {"output", "verbose", "cache_dir", "resume", "device"}
     settings = {
@@ -149,7 +154,7 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
         for k, v in dataclasses.asdict(config).items()
         if k not in volatile
     }
-    from clir_toolkit.rerank import subwords
+    from clir_toolkit.rerank.data import subwords
 
     named = {subwords.SOURCE: subwords.fingerprint(), "none": "none"}
     files = {
@@ -174,8 +179,8 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
 
 def train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedModel:
     """The recipe's model for ``language``: reused when fresh, trained otherwise."""
-    from clir_toolkit.rerank.train import train_reranker
-    from clir_toolkit.rerank.tuned import train_tuned
+    from clir_toolkit.rerank.sentence.tuned import train_tuned
+    from clir_toolkit.rerank.word.train import train_reranker
 
     spec = rerank_spec(recipe)
     config = train_config(recipe, spec, language, context)

@@ -3,8 +3,9 @@
 A recipe's top-level keys (:data:`RECIPE_PARAMS`), its ``[search]`` table (the options of
 ``clir search``, :data:`SEARCH_PARAMS`), its ``[tune]`` grid (lists of the same) and a rerank
 recipe's ``[rerank]`` table (:data:`RERANK_PARAMS`: the training options as
-:class:`~clir_toolkit.rerank.train_config.TrainConfig` declares them, the translation options as
-``[search]`` does, the scoring options as :func:`~clir_toolkit.rerank.score.score_run` does).
+:class:`~clir_toolkit.rerank.word.train_config.TrainConfig` declares them, the translation
+options as ``[search]`` does, the scoring options as
+:func:`~clir_toolkit.rerank.score.score_run` does).
 Validation, error messages and defaults all come from these declarations
 (:mod:`clir_toolkit.params`); :data:`KINDS` names the function that runs each kind of recipe.
 """
@@ -169,8 +170,8 @@ def _rerank_params() -> dict[str, Param]:
     """The ``[rerank]`` table: training options as :class:`TrainConfig` declares them, the
     translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
-    from clir_toolkit.rerank.train_config import TRAIN_PARAMS
-    from clir_toolkit.rerank.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
+    from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS
 
     recipe_name = RECIPE_PARAMS["name"]
     translation = {key: SEARCH_PARAMS[key] for key in TRANSLATION_KEYS}
@@ -200,7 +201,7 @@ def _rerank_params() -> dict[str, Param]:
         "pretrained": Param(
             "pretrained",
             str,
-            doc="fine-tune this pretrained sentence encoder (rerank/tuned.py) instead of "
+            doc="fine-tune this pretrained sentence encoder (rerank/sentence/) instead of "
             "training a word-level model",
         ),
         "train_queries": TUNED_PARAMS["train_queries"],

@@ -4,13 +4,16 @@ Reranking is the second stage of the pipeline: BM25 retrieves candidates cheaply
 slower neural model rescores the top ``depth`` of them (Liu, *Neural CLIR*, §6.1: K-NRM
 "reranking of high-quality initial ranking results"). The procedure:
 
-1. Read the model file written by :func:`clir_toolkit.rerank.train.train_reranker`: model
-   type and configuration, weights, both vocabularies, analysis languages, maximum lengths.
+1. Read the model file, and ask which family of rerankers wrote it (:func:`reranker_of`, by
+   the format it records; :mod:`clir_toolkit.rerank.contract`): a word-level model (its
+   type and configuration, weights, both vocabularies, analysis languages, maximum lengths)
+   or a fine-tuned sentence encoder (its two maps and the encoder's name).
 2. Read the topics and the run; take each query's top ``depth`` documents in the order
    trec_eval reads the run (score descending, ties by docid).
-3. Encode queries and documents exactly as in training (:mod:`clir_toolkit.rerank.documents`;
-   documents come from the tensor cache when they were encoded before) and score every
-   (query, candidate) pair in batches, on the GPU when there is one.
+3. The family scores every (query, candidate) pair: a word-level model encodes queries and
+   documents exactly as in training (:mod:`clir_toolkit.rerank.data.documents`; documents
+   come from the tensor cache when they were encoded before) and scores them in batches, on
+   the GPU when there is one; a fine-tuned encoder maps the encoder's vectors.
 4. Optionally interpolate with the first-stage score. The two scores live on different
    scales, so each is min-max normalised over the query's reranked candidates first:
    ``score = λ·neural + (1 − λ)·first_stage``.
@@ -26,37 +29,37 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.rerank.candidates import (
     DEFAULT_DEPTH,
     ScoreReport,
     check_score_options,
-    encode_run,
-    read_candidates,
     rerank_rows,
-    score_encoded,
 )
-from clir_toolkit.rerank.model_file import LoadedReranker, load_model, read_model_file
-from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
-
-SUBWORD_INTERPOLATION = 0.8
-"""λ with the first stage of a K-NRM on USE-m3's subword table when none is given: the best
-of 0.5-0.9 for the default model on the French man pages' dev split (nDCG@10 0.5 0.6252,
-0.6 0.6472, 0.7 0.6625, **0.8 0.6637**, 0.9 0.6609, alone 0.6483; BM25 0.4376).
-``--interpolate 1`` ranks by the model alone."""
+from clir_toolkit.rerank.model_io import read_model_file
+from clir_toolkit.rerank.sentence.family import FINE_TUNED
+from clir_toolkit.rerank.word.family import WORD_LEVEL
 
 if TYPE_CHECKING:
     from clir_toolkit.formats import RunRow
+    from clir_toolkit.rerank.contract import Reranker
+
+FAMILIES: tuple[Reranker, ...] = (WORD_LEVEL, FINE_TUNED)
+"""The families of trained rerankers (:mod:`clir_toolkit.rerank.contract`)."""
 
 
-def interpolation_for(reranker: LoadedReranker, interpolate: float | None) -> float | None:
-    """λ as given, or the measured default of the model's kind when none is given:
-    :data:`SUBWORD_INTERPOLATION` for a K-NRM on USE-m3's subword table, the model alone
-    (None) for the word-level models."""
-    if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
-        return SUBWORD_INTERPOLATION
-    return interpolate
+def reranker_of(data: Any) -> Reranker:
+    """The family whose model file holds ``data``: the one whose format the file records.
+
+    A file of no family's format is the word-level family's to refuse: its
+    :func:`~clir_toolkit.rerank.word.model_file.load_model` names what is wrong with it.
+    """
+    recorded = data.get("format") if isinstance(data, dict) else None
+    for family in FAMILIES:
+        if recorded == family.model_format:
+            return family
+    return WORD_LEVEL
 
 
 def score_run(
@@ -78,17 +81,16 @@ def score_run(
 
     See the module docstring for the procedure. ``interpolate`` (λ in [0, 1]) mixes the
     normalised neural and first-stage scores (None: the model alone, except for a fine-tuned
-    encoder, whose measured :data:`clir_toolkit.rerank.tuned_config.INTERPOLATION` applies,
-    and a K-NRM on USE-m3's subword table, :data:`SUBWORD_INTERPOLATION`);
+    encoder, whose measured :data:`clir_toolkit.rerank.sentence.tuned_config.INTERPOLATION`
+    applies, and a K-NRM on USE-m3's subword table,
+    :data:`clir_toolkit.rerank.word.family.SUBWORD_INTERPOLATION`);
     ``cache_dir`` defaults to ``<collection>/.cache/rerank``; ``tag`` to the model type.
     :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
     batches scored on a Ray cluster.
     """
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
-    from clir_toolkit.rerank.allocator import keep_freed_memory
-    from clir_toolkit.rerank.tuned import is_tuned_model, score_run_tuned
-    from clir_toolkit.rerank.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 
     use_fastest_threads()
     keep_freed_memory()
@@ -96,22 +98,17 @@ def score_run(
     check_score_options(depth, batch_size, interpolate)
     target = resolve_device(device)
     check_precision(precision, target)
-    data = read_model_file(Path(model_path))
-    if is_tuned_model(data):  # a fine-tuned pretrained encoder: vectors, not word ids
-        if interpolate is None:
-            interpolate = TUNED_INTERPOLATION
-        read = read_candidates(collection, topics, run, depth)
-        ranked = read.ranked
-        neural, name = score_run_tuned(Path(model_path), data, read, cache_dir, verbose)
-        used = "cpu"  # the maps are tiny; the encoder runs on the CPU
-    else:
-        reranker = load_model(model_path, target, data)
-        interpolate = interpolation_for(reranker, interpolate)
-        ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
-        neural = score_encoded(reranker.model, encoded, target, batch_size, precision)
-        name, used = reranker.model_type, str(target)
-    rows = rerank_rows(ranked, neural, depth, interpolate, tag or name)
-    return write_reranked(output, rows, len(ranked), len(neural), name, used, started, verbose)
+    path = Path(model_path)
+    data = read_model_file(path)
+    scored = reranker_of(data).score(
+        path, data, collection, topics, run, depth=depth, device=target, batch_size=batch_size,
+        precision=precision, interpolate=interpolate, cache_dir=cache_dir, verbose=verbose,
+    )  # fmt: skip
+    rows = rerank_rows(scored.ranked, scored.neural, depth, scored.interpolate, tag or scored.model)
+    return write_reranked(
+        output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,
+        started, verbose,
+    )  # fmt: skip
 
 
 def write_reranked(

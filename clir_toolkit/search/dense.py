@@ -177,7 +177,7 @@ class DenseSearcher:
         """The queries' vectors (through the fine-tuned query tower, with ``--model``)."""
         import numpy as np
 
-        from clir_toolkit.rerank.pretrained import encode_batched
+        from clir_toolkit.rerank.sentence.pretrained import encode_batched
 
         vectors = encode_batched(self.encoder, list(texts), True, "encoding queries", progress)
         if self._tuned is None:
@@ -240,8 +240,8 @@ def top_hits(scores: np.ndarray, docids: Sequence[str], hits: int) -> list[Hit]:
 
 def _read_tuned(path: Path) -> tuple[Any, str]:
     """A fine-tuned encoder's model and the name of the encoder it was trained over."""
-    from clir_toolkit.rerank.model_file import read_model_file
-    from clir_toolkit.rerank.tuned import is_tuned_model, load_tuned
+    from clir_toolkit.rerank.model_io import read_model_file
+    from clir_toolkit.rerank.sentence.tuned_model import is_tuned_model, load_tuned
 
     data = read_model_file(path)
     if not is_tuned_model(data):

@@ -1,7 +1,7 @@
 """Assignment ``kernel-pooling``: K-NRM's kernel pooling and soft-TF features.
 
-The references are :func:`clir_toolkit.rerank.knrm.kernel_pooling` (thesis eq. 3.3) and
-:func:`clir_toolkit.rerank.knrm.soft_tf` (eq. 3.4's features). The student's pooling plugs
+The references are :func:`clir_toolkit.rerank.word.knrm.kernel_pooling` (thesis eq. 3.3) and
+:func:`clir_toolkit.rerank.word.knrm.soft_tf` (eq. 3.4's features). The student's pooling plugs
 into a K-NRM model in place of the reference's (``model._pool``), and the model's scores of
 real (query, document) pairs must not change.
 """
@@ -66,7 +66,7 @@ SIGMAS = (1e-3,) + (0.1,) * 10
 
 
 def _reference() -> ModuleType:
-    from clir_toolkit.rerank.knrm import kernel_pooling, soft_tf
+    from clir_toolkit.rerank.word.knrm import kernel_pooling, soft_tf
 
     return SimpleNamespace(kernel_pooling=kernel_pooling, soft_tf=soft_tf)  # type: ignore[return-value]
 
@@ -133,7 +133,7 @@ def _soft_tf_masks_queries(student: ModuleType, collection: Path | None) -> None
 def _agrees_in_a_model(student: ModuleType, collection: Path | None) -> str:
     import torch
 
-    from clir_toolkit.rerank.knrm import KNRM
+    from clir_toolkit.rerank.word.knrm import KNRM
 
     reference = _reference()
     for seed in range(3):

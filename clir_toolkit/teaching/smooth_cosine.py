@@ -1,6 +1,6 @@
 """Assignment ``smooth-cosine``: the Smooth Cosine Similarity r_ε (Liu et al., eq. 1).
 
-The reference is :func:`clir_toolkit.rerank.dual.smooth_cosine`, the dual encoder's score.
+The reference is :func:`clir_toolkit.rerank.word.dual.smooth_cosine`, the dual encoder's score.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def smooth_cosine(q: Tensor, d: Tensor, epsilon: float) -> Tensor:
 
 
 def _reference() -> ModuleType:
-    from clir_toolkit.rerank.dual import smooth_cosine
+    from clir_toolkit.rerank.word.dual import smooth_cosine
 
     return SimpleNamespace(smooth_cosine=smooth_cosine)  # type: ignore[return-value]
 

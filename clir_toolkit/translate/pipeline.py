@@ -124,7 +124,7 @@ TRANSLATION_PARAMS = _translation_params()
 
 TRANSLATION_CODE = (
     __name__,
-    *(home for kind in ("translators", "expanders") for home in registry.KINDS[kind].homes),
+    *registry.homes("translators", "expanders"),
 )
 """The code that translated queries depend on (:func:`clir_toolkit.freshness.code_fingerprint`):
 this module and the home packages of the translators and expanders, which it reaches by name

@@ -13,47 +13,41 @@ Information Retrieval* (M.S. thesis, CMU), §3.2 (K-NRM, trained pairwise, from
 Xiong et al. 2017). Where the paper names a baseline without spelling it out, the docstring
 says what was chosen and why.
 
-One loss per module, each with its formula and citation: :mod:`.sosl`, :mod:`.mse`,
-:mod:`.proportional_odds`, :mod:`.three_part`, :mod:`.hinge` (and :mod:`.grades`, the checks
-they share). ``LOSSES`` maps the names ``clir rerank train --loss`` accepts to the
-functions; ``PAIRWISE_LOSSES`` lists those that take (positive, negative) scores instead of
-grades. A loss of one's own plugs in without an edit here: the entry-point group
+One loss per module, each with its formula and citation, each registering its name in the
+``losses`` kind of :mod:`clir_toolkit.registry`: :mod:`.sosl`, :mod:`.mse`,
+:mod:`.proportional_odds` (its model in :mod:`._ordinal`), :mod:`.three_part`, :mod:`.hinge`
+(and :mod:`.grades`, the checks they share). A new loss is one new module here that calls
+``register("losses", name, ..., pairwise=False)``: ``--loss`` and ``[rerank] loss`` accept
+it, with no list of names to edit. The trait ``pairwise`` says that a loss takes the scores
+of (better, worse) documents instead of grades; ``learnable`` that it is a function of no
+arguments making a :class:`torch.nn.Module` whose parameters are trained with the model.
+A loss of one's own plugs in the same way from another package: the entry-point group
 ``clir_toolkit.losses`` (:mod:`clir_toolkit.plugins`).
+
+The modules import torch inside their functions: listing the names imports every module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from typing import Any
 
-from torch import Tensor
-
-from clir_toolkit.rerank.losses.hinge import pairwise_hinge
-from clir_toolkit.rerank.losses.mse import MSE_TARGETS, mse
-from clir_toolkit.rerank.losses.proportional_odds import (
-    PO_CUTPOINTS,
-    ProportionalOdds,
-    proportional_odds,
-)
-from clir_toolkit.rerank.losses.sosl import SOSL_THRESHOLDS, sosl
-from clir_toolkit.rerank.losses.three_part import THREE_PART_THRESHOLDS, three_part_l2
-
-__all__ = [
-    "LOSSES", "MSE_TARGETS", "PAIRWISE_LOSSES", "PO_CUTPOINTS", "SOSL_THRESHOLDS",
-    "THREE_PART_THRESHOLDS", "ProportionalOdds", "mse", "pairwise_hinge", "proportional_odds",
-    "sosl", "three_part_l2",
-]  # fmt: skip
+from clir_toolkit import registry
 
 
-LOSSES: dict[str, Callable[..., Tensor]] = {
-    "sosl": sosl,
-    "mse": mse,
-    "po": proportional_odds,
-    "3part": three_part_l2,
-    "hinge": pairwise_hinge,
-}
-"""Loss name (``--loss``) -> function. ``"po"`` here has fixed cut-points; train with
-:class:`ProportionalOdds` for learnable ones."""
+def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) -> tuple[Any, Any]:
+    """``(loss function, module with parameters or None)`` for the loss called ``name``.
 
-PAIRWISE_LOSSES = frozenset({"hinge"})
-"""Names in :data:`LOSSES` called as ``loss(positive_scores, negative_scores)``; the others
-are called as ``loss(scores, grades)``."""
+    A learnable loss (``po``: McCullagh's model, its cut-points estimated along with the
+    model) or a plug-in's ``torch.nn.Module`` class is made here, and its parameters join the
+    optimiser; the other losses are functions. ``sosl_thresholds`` moves SOSL's inner
+    thresholds.
+    """
+    component = registry.component("losses", name)
+    loss = component.factory
+    if component.trait("learnable") or isinstance(loss, type):
+        module = loss()
+        return module, module
+    if name == "sosl" and sosl_thresholds is not None:
+        return functools.partial(loss, thresholds=(-1.0, *sosl_thresholds, 1.0)), None
+    return loss, None

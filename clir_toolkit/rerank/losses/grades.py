@@ -1,13 +1,16 @@
-"""What every pointwise loss checks: grades in range, thresholds in order, values as tensors."""
+"""What every pointwise loss checks: grades in range, thresholds in order, values as tensors.
+
+A helper of the loss modules, not a loss: it registers nothing."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def check_grades(grades: Tensor, num_grades: int) -> None:
@@ -21,6 +24,8 @@ def check_grades(grades: Tensor, num_grades: int) -> None:
 
 def per_grade(values: Sequence[float] | Tensor, like: Tensor) -> Tensor:
     """``values`` as a tensor with the dtype and device of ``like``."""
+    import torch
+
     return torch.as_tensor(values, dtype=like.dtype, device=like.device)
 
 

@@ -5,10 +5,15 @@ Information Retrieval*, §3.2.
 
 from __future__ import annotations
 
-import torch.nn.functional as F
-from torch import Tensor
+from typing import TYPE_CHECKING
+
+from clir_toolkit.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
+@register("losses", "hinge", order=5, pairwise=True)
 def pairwise_hinge(positive_scores: Tensor, negative_scores: Tensor, margin: float = 1.0) -> Tensor:
     """K-NRM's pairwise hinge loss (Xiong et al. 2017; thesis §3.2).
 
@@ -25,6 +30,8 @@ def pairwise_hinge(positive_scores: Tensor, negative_scores: Tensor, margin: flo
     Returns:
         The mean loss over the pairs.
     """
+    import torch.nn.functional as F
+
     if positive_scores.shape != negative_scores.shape:
         raise ValueError(
             f"one negative per positive: shapes {tuple(positive_scores.shape)} and "

@@ -5,15 +5,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from torch import Tensor
-
+from clir_toolkit.registry import register
 from clir_toolkit.rerank.losses.grades import check_grades, per_grade
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 MSE_TARGETS = (-0.4, 0.45, 0.85)
 """The middle of each SOSL segment: (-1 + 0.2)/2, (0.2 + 0.7)/2, (0.7 + 1)/2."""
 
 
+@register("losses", "mse", order=2, pairwise=False)
 def mse(scores: Tensor, grades: Tensor, targets: Sequence[float] = MSE_TARGETS) -> Tensor:
     """Mean squared error to a target score per grade (Liu et al.'s baseline "MSE", Table 2).
 

@@ -8,17 +8,20 @@ the squared distance to the segment outside it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import torch.nn.functional as F
-from torch import Tensor
-
+from clir_toolkit.registry import register
 from clir_toolkit.rerank.losses.grades import check_grades, check_increasing, per_grade
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 SOSL_THRESHOLDS = (-1.0, 0.2, 0.7, 1.0)
 """theta_0 < theta_1 < theta_2 < theta_3: grade g belongs in [theta_g, theta_{g+1}].
 The inner thresholds (0.2, 0.7) are the paper's, chosen by grid search (§5, Setup)."""
 
 
+@register("losses", "sosl", order=1, pairwise=False)
 def sosl(scores: Tensor, grades: Tensor, thresholds: Sequence[float] = SOSL_THRESHOLDS) -> Tensor:
     """Smooth Ordinal Search Loss (Liu et al., §3.4, equation 2).
 
@@ -39,6 +42,8 @@ def sosl(scores: Tensor, grades: Tensor, thresholds: Sequence[float] = SOSL_THRE
     Returns:
         The mean loss over the batch.
     """
+    import torch.nn.functional as F
+
     check_increasing("SOSL thresholds", thresholds)
     check_grades(grades, len(thresholds) - 1)
     theta = per_grade(thresholds, scores)

@@ -5,18 +5,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
-import torch.nn.functional as F
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.registry import register
 from clir_toolkit.rerank.losses.grades import check_grades, per_grade
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 THREE_PART_THRESHOLDS = (0.2, 0.55, 0.9)
 """Nigam et al.'s epsilon_low, epsilon_mid, epsilon_high."""
 
 
+@register("losses", "3part", order=4, pairwise=False)
 def three_part_l2(
     scores: Tensor, grades: Tensor, thresholds: Sequence[float] = THREE_PART_THRESHOLDS
 ) -> Tensor:
@@ -42,6 +44,9 @@ def three_part_l2(
     Returns:
         The mean loss over the batch.
     """
+    import torch
+    import torch.nn.functional as F
+
     if len(thresholds) != 3:
         raise UsageError(f"3Part_l2 needs 3 thresholds (low, mid, high), got {len(thresholds)}")
     check_grades(grades, 3)

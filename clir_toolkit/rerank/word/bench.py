@@ -4,10 +4,10 @@ For each model (K-NRM and the dual encoder) and each device (the CPU, and CUDA w
 sees a GPU) this measures, on random token ids of fixed lengths:
 
 * **scoring**: query–document pairs per second in inference mode, batch after batch, as
-  :func:`clir_toolkit.rerank.candidates.score_batches` scores a run (padding trimmed there, none
-  here: every text has its full length);
+  :func:`clir_toolkit.rerank.word.batches.score_batches` scores a run (padding trimmed
+  there, none here: every text has its full length);
 * **training**: optimiser steps per second, each step a forward and backward pass over one
-  batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.train.train_reranker` takes
+  batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.word.train.train_reranker` takes
   them: K-NRM's pairwise hinge loss scores two documents per example, the dual encoder's
   SOSL one.
 
@@ -126,8 +126,8 @@ def timed(action: Callable[[], object], device: Any, settings: BenchSettings) ->
 
 def build(model: str, settings: BenchSettings) -> Any:
     """A freshly initialised model of the settings' sizes."""
-    from clir_toolkit.rerank.dual import DualEncoder
-    from clir_toolkit.rerank.knrm import KNRM
+    from clir_toolkit.rerank.word.dual import DualEncoder
+    from clir_toolkit.rerank.word.knrm import KNRM
 
     if model == "knrm":
         return KNRM(settings.query_vocab, settings.doc_vocab, dim=settings.dim)
@@ -151,8 +151,9 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     import torch
 
     from clir_toolkit.compute.device import autocast
-    from clir_toolkit.rerank.losses import pairwise_hinge, sosl
-    from clir_toolkit.rerank.train import build_optimiser
+    from clir_toolkit.rerank.losses.hinge import pairwise_hinge
+    from clir_toolkit.rerank.losses.sosl import sosl
+    from clir_toolkit.rerank.word.train import build_optimiser
 
     torch.manual_seed(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
@@ -233,9 +234,9 @@ def bench_rerank(
     """Measure every model on every device (default: the CPU, and CUDA when present)."""
     import torch
 
+    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
-    from clir_toolkit.rerank.allocator import keep_freed_memory
 
     settings.check()
     names = list(devices) if devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -326,18 +327,20 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     """Steps/s of ``clir rerank train`` with ``config`` (a TrainConfig) on its real data.
 
     The data are prepared, the model, loss and optimiser built and the epoch's batches drawn
-    exactly as :func:`clir_toolkit.rerank.train.train_reranker` does; then
-    :func:`clir_toolkit.rerank.epoch.train_step` runs on those batches in their order for
+    exactly as :func:`clir_toolkit.rerank.word.train.train_reranker` does; then
+    :func:`clir_toolkit.rerank.word.epoch.train_step` runs on those batches in their order for
     ``settings.seconds`` after ``settings.warmup`` steps. The epoch time is the epoch's step
     count over the measured rate (dev evaluation not included).
     """
     import torch
 
-    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
-    from clir_toolkit.rerank.epoch import epoch_batches, train_step
-    from clir_toolkit.rerank.train import build_loss, build_model, build_optimiser, training_setup
-    from clir_toolkit.rerank.training_data import prepare_data
+    from clir_toolkit.rerank.losses import build_loss
+    from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.word.epoch import epoch_batches, train_step
+    from clir_toolkit.rerank.word.prepare import build_model, training_setup
+    from clir_toolkit.rerank.word.train import build_optimiser
+    from clir_toolkit.rerank.word.training_data import prepare_data
 
     settings.check()
     default_threads = torch.get_num_threads()

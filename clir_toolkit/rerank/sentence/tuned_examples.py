@@ -1,4 +1,4 @@
-"""The examples a fine-tuned encoder (:mod:`clir_toolkit.rerank.tuned`) trains on.
+"""The examples a fine-tuned encoder (:mod:`clir_toolkit.rerank.sentence.tuned`) trains on.
 
 A split's judged documents and first-stage candidates (:func:`read_split`); per query, its
 judged relevant documents with their grades and the pool of its top ``depth`` non-relevant
@@ -43,8 +43,8 @@ def read_split(
     ``first`` keeps the first N topics of the file only.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.examples import candidates_by_query
-    from clir_toolkit.rerank.pretrained import encode_batched
+    from clir_toolkit.rerank.data.examples import candidates_by_query
+    from clir_toolkit.rerank.sentence.pretrained import encode_batched
 
     texts = {topic.qid: topic.query for topic in read_topics(topics)[:first]}
     candidates = candidates_by_query(read_run(run), depth)
@@ -75,7 +75,7 @@ class TrainingPool:
 
 def training_pool(split: Split, doc_row: Mapping[str, int]) -> TrainingPool:
     """Queries with at least one relevant document that has a vector, in qid order."""
-    from clir_toolkit.rerank.examples import MAX_GRADE
+    from clir_toolkit.rerank.data.examples import MAX_GRADE
 
     rows, positives, negatives = [], [], []
     for qid in sorted(split.query_row):

@@ -26,8 +26,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from clir_toolkit.rerank.embedding import token_mask
-from clir_toolkit.rerank.knrm import KNRM
+from clir_toolkit.rerank.word.embedding import token_mask
+from clir_toolkit.rerank.word.knrm import KNRM
 
 EXACT_TOLERANCE = 1e-6
 """A pair is an exact match when its cosine is at least ``1 - EXACT_TOLERANCE``."""
@@ -57,7 +57,7 @@ def kernel_bin_analysis(model: KNRM, query_ids: Tensor, doc_ids: Tensor) -> list
     """Assign every real (query word, document word) pair to its bin; count pairs per bin.
 
     Args:
-        model: a (trained) :class:`~clir_toolkit.rerank.knrm.KNRM`.
+        model: a (trained) :class:`~clir_toolkit.rerank.word.knrm.KNRM`.
         query_ids: ``LongTensor[N, n]``, the queries of ``N`` query-document pairs.
         doc_ids: ``LongTensor[N, m]``, their documents.
 
@@ -135,8 +135,8 @@ def bins_for_run(
 ) -> list[BinRow]:
     """The kernel-bin analysis over the top ``depth`` candidates of every query of a run."""
     from clir_toolkit.errors import UsageError
-    from clir_toolkit.rerank.candidates import encode_run
-    from clir_toolkit.rerank.model_file import load_model
+    from clir_toolkit.rerank.word.batches import encode_run
+    from clir_toolkit.rerank.word.model_file import load_model
 
     reranker = load_model(model_path, "cpu")
     if reranker.model_type != "knrm":

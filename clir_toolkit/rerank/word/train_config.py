@@ -1,44 +1,41 @@
-"""The options of ``clir rerank train`` (:class:`TrainConfig`) and what a training reports.
+"""The options of ``clir rerank train --model`` (:class:`TrainConfig`) and their defaults.
 
 :data:`TRAIN_PARAMS` declares each option once, for the command line and the recipes alike
 (:mod:`clir_toolkit.params`). ``None`` for the loss, the learning rate and the batch size
-means the paper's default for the model, which :func:`resolved_config` fills in: Adam with
+means the paper's default for the model, which :func:`resolved_config` fills in from what
+the model's registration declares (:mod:`clir_toolkit.rerank.models`): Adam with
 learning rate 0.01 and batches of 128 for the dual encoder with SOSL (Liu et al., *Smooth
 Learning*, §5 "Experimental Setup"); learning rate 0.001 for K-NRM with the pairwise hinge
 loss (Xiong et al. 2017, the K-NRM paper the thesis builds on, §3.2), 3e-4 on USE-m3's
 subword table (:data:`SUBWORD_KNRM_LR`), 0.01 over frozen tables (:data:`FROZEN_KNRM_LR`).
 ``None`` for ``embeddings`` means the model's default vectors: USE-m3's subword table for
 K-NRM (:func:`default_embeddings`); for ``epochs`` and ``max_doc_len``, the source's
-(:data:`SUBWORD_EPOCHS`, :data:`SUBWORD_MAX_DOC_LEN`). :class:`EpochRecord` and
-:class:`TrainReport` say what :func:`clir_toolkit.rerank.train.train_reranker` did.
+(:data:`SUBWORD_EPOCHS`, :data:`SUBWORD_MAX_DOC_LEN`). What a training reports is
+:mod:`clir_toolkit.rerank.training`'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit import registry
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Form, Param, check_options, declare, with_defaults
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES
-from clir_toolkit.rerank.model_file import TEXT_LENGTH_PARAMS
-from clir_toolkit.rerank.subwords import SOURCE as SUBWORD_SOURCE
+from clir_toolkit.rerank.data.subwords import SOURCE as SUBWORD_SOURCE
+from clir_toolkit.rerank.word.model_file import TEXT_LENGTH_PARAMS
 
-MODELS = MODEL_NAMES
 ENCODERS = ("avg", "cnn", "lstm")
-LOSSES = LOSS_NAMES
-DEFAULT_LOSS = {"knrm": "hinge", "dual": "sosl"}
-DEFAULT_LR = {"knrm": 1e-3, "dual": 0.01}
+DEFAULT_LOSS = "sosl"
+"""The loss of a model that declares no ``default_loss`` (:mod:`clir_toolkit.rerank.models`)."""
+DEFAULT_LR = 1e-3
+"""The learning rate of a model that declares no ``default_lr``."""
 DEFAULT_BATCH_SIZE = 128
 NO_EMBEDDINGS = "none"
 """``--embeddings none``: random vectors (and word tokens), whatever the model's default."""
-DEFAULT_EMBEDDINGS = {"knrm": SUBWORD_SOURCE}
-"""The vectors a model starts with when no ``--embeddings`` is given (others: random;
-:func:`default_embeddings`)."""
 DEFAULT_MAX_DOC_LEN = 300
 """Words of a document read by a word-level model."""
 SUBWORD_MAX_DOC_LEN = 50
@@ -125,7 +122,7 @@ class TrainConfig:
     max_vocab: int | None = None
     negatives_per_query: int = 40
     #: Pairwise losses: the most (better, worse) pairs of one query in an epoch, drawn
-    #: afresh each epoch (:func:`clir_toolkit.rerank.examples.epoch_pairs`).
+    #: afresh each epoch (:func:`clir_toolkit.rerank.data.examples.epoch_pairs`).
     pairs_per_query: int = 80
     depth: int = 100
     seed: int = 42
@@ -146,7 +143,7 @@ class TrainConfig:
     tie_embeddings: bool = False
     #: Whether training updates the embedding tables ("yes") or only the model's other
     #: weights over the vectors it started with ("no": the features of a pair are then
-    #: computed once, :meth:`clir_toolkit.rerank.knrm.KNRM.kernel_features`).
+    #: computed once, :meth:`clir_toolkit.rerank.word.knrm.KNRM.kernel_features`).
     train_embeddings: str = "yes"
 
     def __post_init__(self) -> None:
@@ -157,11 +154,11 @@ class TrainConfig:
 
 TRAIN_PARAMS = with_defaults(
     declare(
-        Param("model", str, doc="the reranker", choices=MODELS, flag="--model"),
+        Param("model", str, doc="the reranker", choices=MODEL_NAMES, flag="--model"),
         Param("encoder", str, doc="the dual encoder's text encoder", choices=ENCODERS,
               flag="--encoder"),
         Param("loss", str, doc="the training loss",
-              choices=LOSSES, optional=True, flag="--loss"),
+              choices=LOSS_NAMES, optional=True, flag="--loss"),
         Param("embeddings", Path, doc="the vectors both embedding tables start with: a .vec "
               f"file, {SUBWORD_SOURCE} (USE-m3's pretrained multilingual subword table, and its "
               "SentencePiece tokens) or none (random vectors)", optional=True,
@@ -226,47 +223,14 @@ TRAIN_PARAMS = with_defaults(
 """The options of :class:`TrainConfig` that a value can be wrong for (paths aside)."""
 
 
-@dataclass
-class EpochRecord:
-    """One epoch: phase (``parallel`` pre-training or ``relevance``), mean loss, dev score."""
-
-    epoch: int
-    phase: str
-    loss: float
-    dev: float | None
-    seconds: float
-
-
-@dataclass
-class TrainReport:
-    """What :func:`clir_toolkit.rerank.train.train_reranker` did."""
-
-    output: Path
-    checkpoint: Path
-    model: str
-    loss: str
-    device: str
-    examples: int
-    query_vocab_size: int
-    doc_vocab_size: int
-    start_epoch: int
-    best_epoch: int
-    best_dev: float | None
-    history: list[EpochRecord] = field(default_factory=list)
-    seconds: float = 0.0
-
-
 def _optional_path(value: str | Path | None) -> Path | None:
     return Path(value) if value is not None else None
 
 
-def _model_default(model: str, attribute: str, builtin: Mapping[str, Any], fallback: Any) -> Any:
-    """A built-in model's default, or what a plug-in model's class says (else ``fallback``)."""
-    if model in builtin:
-        return builtin[model]
-    from clir_toolkit.rerank.model_file import model_class
-
-    return getattr(model_class(model), attribute, fallback)
+def model_default(model: str, trait: str, fallback: Any = None) -> Any:
+    """What the model called ``model`` declares as ``trait`` (a built-in's registration in
+    :mod:`clir_toolkit.rerank.models`, a plug-in's class attribute), else ``fallback``."""
+    return registry.component("rerankers", model).trait(trait, fallback)
 
 
 def resolved_config(config: TrainConfig) -> TrainConfig:
@@ -274,7 +238,7 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
     dev = (config.dev_topics, config.dev_qrels, config.dev_run)
     if any(p is not None for p in dev) and any(p is None for p in dev):
         raise UsageError("give all three of --dev-topics, --dev-qrels and --dev-run, or none")
-    loss = config.loss or _model_default(config.model, "default_loss", DEFAULT_LOSS, "sosl")
+    loss = config.loss or model_default(config.model, "default_loss", DEFAULT_LOSS)
     batch_size = config.batch_size if config.batch_size is not None else DEFAULT_BATCH_SIZE
     resolved = dataclasses.replace(config, loss=loss, batch_size=batch_size)
     for name in PATH_FIELDS:  # the CLI and callers may pass strings
@@ -292,26 +256,28 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
     if resolved.epochs is None:
         resolved.epochs = SUBWORD_EPOCHS if subwords else DEFAULT_EPOCHS
     if resolved.lr is None:
-        resolved.lr = _model_default(config.model, "default_lr", DEFAULT_LR, 1e-3)
-        if resolved.model == "knrm" and resolved.train_embeddings == "no":
-            resolved.lr = FROZEN_KNRM_LR
-        elif resolved.model == "knrm" and subwords:
-            resolved.lr = SUBWORD_KNRM_LR
+        frozen_lr = model_default(config.model, "frozen_lr")
+        subword_lr = model_default(config.model, "subword_lr")
+        resolved.lr = model_default(config.model, "default_lr", DEFAULT_LR)
+        if frozen_lr is not None and resolved.train_embeddings == "no":
+            resolved.lr = frozen_lr
+        elif subword_lr is not None and subwords:
+            resolved.lr = subword_lr
     return resolved
 
 
 def default_embeddings(config: TrainConfig) -> Path | None:
     """``config.embeddings``, or the model's default source when no vectors are named.
 
-    K-NRM starts from USE-m3's subword table (:data:`DEFAULT_EMBEDDINGS`), unless it is
+    K-NRM starts from USE-m3's subword table (its ``default_embeddings``), unless it is
     asked for what that table cannot give: ``dim`` other than the table's 512 or
     ``tie_embeddings`` (both word-level set-ups of random vectors, as before the table).
     """
-    from clir_toolkit.rerank.subwords import DIM
+    from clir_toolkit.rerank.data.subwords import DIM
 
     if any((config.embeddings, config.query_embeddings, config.doc_embeddings)):
         return config.embeddings
-    default = DEFAULT_EMBEDDINGS.get(config.model)
+    default = model_default(config.model, "default_embeddings")
     if default is None or config.dim not in (None, DIM) or config.tie_embeddings:
         return None
     return Path(default)
@@ -322,18 +288,8 @@ def uses_subwords(config: TrainConfig) -> bool:
     return str(config.embeddings) == SUBWORD_SOURCE
 
 
-def recorded_settings(config: Any) -> dict[str, Any]:
-    """The JSON-serialisable settings of a config (a dataclass) recorded in the model file."""
-    values = dataclasses.asdict(config)
-    return {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
-
-
 def has_parallel(config: TrainConfig) -> bool:
     """Whether training starts with epochs of parallel pre-training."""
     return config.parallel is not None and config.parallel_epochs > 0
 
 
-def log(config: Any, message: str) -> None:
-    """Progress of a training (any config with ``verbose``) on stderr, unless it is off."""
-    if config.verbose:
-        print(message, file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ vocabulary's hash, the language, the maximum length and the code that encodes th
 training epochs and repeated scoring never tokenise a document twice.
 :func:`document_cache_path` names the rerankers' cache files by the toolkit's freshness rule
 (:func:`clir_toolkit.freshness.cache_key`); the pretrained encoders' vector caches
-(:mod:`clir_toolkit.rerank.pretrained`) follow it too.
+(:mod:`clir_toolkit.rerank.sentence.pretrained`) follow it too.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from clir_toolkit.errors import ClirError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.freshness import cache_key
-from clir_toolkit.rerank.tokens import WORDS, scheme_version
-from clir_toolkit.rerank.vocabulary import Vocabulary
+from clir_toolkit.rerank.data.tokens import WORDS, scheme_version
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import torch

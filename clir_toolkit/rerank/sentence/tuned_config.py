@@ -1,4 +1,5 @@
-"""What defines fine-tuning a pretrained sentence encoder (:mod:`clir_toolkit.rerank.tuned`):
+"""What defines fine-tuning a pretrained sentence encoder
+(:mod:`clir_toolkit.rerank.sentence.tuned`):
 :class:`TunedConfig` and its declared options :data:`TUNED_PARAMS` (the command line's
 ``clir rerank train --pretrained`` options and a recipe's ``[rerank]`` keys are generated
 from them), and the format tag of the model files it writes. Importing it imports no torch.

@@ -20,14 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError, UsageError
-from clir_toolkit.files import atomic_write, sha256_file
-from clir_toolkit.rerank.train_config import (
-    EpochRecord,
-    TrainConfig,
-    has_parallel,
-    recorded_settings,
-)
-from clir_toolkit.rerank.vocabulary import Vocabulary
+from clir_toolkit.files import sha256_file
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
+from clir_toolkit.rerank.model_io import save_torch
+from clir_toolkit.rerank.training import EpochRecord, recorded_settings
+from clir_toolkit.rerank.word.train_config import TrainConfig, has_parallel
 
 if TYPE_CHECKING:
     import torch
@@ -63,23 +60,6 @@ def training_fingerprint(config: TrainConfig) -> str:
 def checkpoint_path_for(output: Path) -> Path:
     """Where the training that writes ``output`` keeps its checkpoint: ``<output>.ckpt``."""
     return output.with_name(output.name + ".ckpt")
-
-
-def save_torch(path: Path, obj: Any) -> None:
-    """``torch.save`` to ``path`` atomically (a model file or a checkpoint).
-
-    The object is serialised in memory first and written in one call: a Ctrl-C that arrives
-    while torch's C++ writer calls back into Python would come out as a RuntimeError (or
-    worse), not as the interruption it is; in memory, torch writes without running Python.
-    """
-    import io
-
-    import torch
-
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    with atomic_write(path, "wb", encoding=None) as handle:
-        handle.write(buffer.getbuffer())
 
 
 def cpu_state(module: Any) -> dict[str, Any]:
@@ -161,7 +141,7 @@ def read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[s
     by :func:`restore_checkpoint`: a damaged or foreign file is one FormatError, never
     torch's error.
     """
-    from clir_toolkit.rerank.model_file import check_record, torch_load
+    from clir_toolkit.rerank.model_io import check_record, torch_load
 
     data = torch_load(path, "cannot read the checkpoint", CHECKPOINT_FIX)
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
@@ -186,7 +166,7 @@ def read_checkpoint(path: Path, fingerprint: str, config: TrainConfig) -> dict[s
 
 
 def checkpoint_vocabularies(path: Path, data: Mapping[str, Any]) -> tuple[Vocabulary, Vocabulary]:
-    from clir_toolkit.rerank.model_file import read_vocabulary
+    from clir_toolkit.rerank.word.model_file import read_vocabulary
 
     return (
         read_vocabulary(path, data, "query_vocab", CHECKPOINT_WHAT, CHECKPOINT_FIX),
@@ -209,7 +189,7 @@ def restore_checkpoint(
     """
     import torch
 
-    from clir_toolkit.rerank.model_file import check_state_dict
+    from clir_toolkit.rerank.model_io import check_state_dict
 
     best_state, loss_state = data.get("best_state"), data.get("loss")
     check_state_dict(path, data["model"], model, CHECKPOINT_WHAT, CHECKPOINT_FIX)

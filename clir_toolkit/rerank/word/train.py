@@ -16,28 +16,29 @@ The set-up follows the two sources:
   paper the thesis builds on, §3.2). The training set is shuffled every epoch with a seeded
   generator ("shuffling the training set" helps, *Smooth Learning* §5; thesis §6.1.1).
   The embedding tables are updated lazily, only at the rows a batch looked up
-  (:mod:`clir_toolkit.rerank.optimiser`): a step then costs what its batch holds, not the
+  (:mod:`clir_toolkit.rerank.word.optimiser`): a step then costs what its batch holds, not the
   vocabulary.
 * **Model selection.** After every epoch the dev run's top ``depth`` candidates are reranked
   and scored with nDCG@10 (ir_measures); the best epoch's weights are the ones saved.
 
 The procedure of :func:`train_reranker`, with the options of
-:class:`~clir_toolkit.rerank.train_config.TrainConfig`:
+:class:`~clir_toolkit.rerank.word.train_config.TrainConfig`:
 
 1. read topics, qrels and the run; build pointwise examples (``hinge`` draws its pairs from
-   them afresh each epoch, :func:`clir_toolkit.rerank.examples.epoch_pairs`);
+   them afresh each epoch, :func:`clir_toolkit.rerank.data.examples.epoch_pairs`);
 2. tokenise the queries and documents, build the two vocabularies (``min_count``), encode
-   the documents through the tensor cache of :mod:`clir_toolkit.rerank.documents`
-   (steps 1 and 2: :func:`clir_toolkit.rerank.training_data.prepare_data`);
+   the documents through the tensor cache of :mod:`clir_toolkit.rerank.data.documents`
+   (steps 1 and 2: :func:`clir_toolkit.rerank.word.training_data.prepare_data`);
 3. build the model (seeded), initialise embedding rows from a ``.vec`` file if given
-   (:mod:`clir_toolkit.rerank.embedding_init`);
+   (:mod:`clir_toolkit.rerank.word.embedding_init`);
 4. for each epoch: shuffle, step through batches (autocast on CUDA if asked; gradient
    clipping if asked), stop with a clear error on a non-finite loss; evaluate on dev
-   (:mod:`clir_toolkit.rerank.epoch`); write the resumable checkpoint ``<output>.ckpt``
-   (:mod:`clir_toolkit.rerank.checkpoint`);
+   (:mod:`clir_toolkit.rerank.word.epoch`); write the resumable checkpoint ``<output>.ckpt``
+   (:mod:`clir_toolkit.rerank.word.checkpoint`);
 5. write the model file (best epoch) atomically.
 
-Each part is a function — :func:`prepare_training` (steps 1–3), :func:`start_training`,
+Each part is a function — :func:`clir_toolkit.rerank.word.prepare.prepare_training`
+(steps 1–3, :mod:`clir_toolkit.rerank.word.prepare`), :func:`start_training`,
 :func:`train_epochs` (step 4, with any training step), :func:`finish_training` (step 5) —
 so that data-parallel training (:mod:`clir_toolkit.distributed.train`) runs the same
 procedure in every worker. On the CPU the same inputs and seed give the same model and
@@ -47,128 +48,43 @@ byte-identical reranked runs.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, UsageError
-from clir_toolkit.rerank import LOSS_NAMES
-from clir_toolkit.rerank.checkpoint import (
-    TrainingState,
-    checkpoint_path_for,
-    checkpoint_vocabularies,
-    cpu_state,
-    read_checkpoint,
-    restore_checkpoint,
-    save_checkpoint,
-    save_torch,
-    training_fingerprint,
-)
-from clir_toolkit.rerank.embedding_init import (
-    embedding_dim,
-    load_embeddings,
-    tie_query_rows,
-)
-from clir_toolkit.rerank.epoch import DEV_MEASURE, evaluate_dev, run_epoch, train_step
-from clir_toolkit.rerank.train_config import (
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
+from clir_toolkit.rerank.losses import build_loss
+from clir_toolkit.rerank.model_io import save_torch
+from clir_toolkit.rerank.training import (
+    DEV_MEASURE,
     EpochRecord,
-    TrainConfig,
     TrainReport,
     log,
     recorded_settings,
-    resolved_config,
-    uses_subwords,
 )
-from clir_toolkit.rerank.training_data import TrainingData, prepare_data
-from clir_toolkit.rerank.vocabulary import Vocabulary
+from clir_toolkit.rerank.word.checkpoint import (
+    TrainingState,
+    cpu_state,
+    restore_checkpoint,
+    save_checkpoint,
+)
+from clir_toolkit.rerank.word.epoch import evaluate_dev, run_epoch, train_step
+from clir_toolkit.rerank.word.prepare import PreparedTraining, prepare_training, training_setup
+from clir_toolkit.rerank.word.train_config import TrainConfig
 
 if TYPE_CHECKING:
     import torch
 
-    from clir_toolkit.rerank.epoch import Step
-    from clir_toolkit.rerank.examples import EncodedExamples
-    from clir_toolkit.rerank.optimiser import LazyAdam
-
-NUM_GRADES = 3
-
-
-def _check_files(config: TrainConfig) -> None:
-    for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run", "parallel"):
-        path = getattr(config, name)
-        if path is not None and not Path(path).is_file():
-            raise ClirError(f"{path}: no such file (the {name.replace('_', ' ')} file)")
-
-
-def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabulary) -> Any:
-    """The model of ``config`` (the caller seeds torch first)."""
-    from clir_toolkit.rerank.model_file import model_class
-
-    options: dict[str, Any] = {}
-    if config.dim is not None:
-        options["dim"] = config.dim
-    if config.model == "dual":
-        options["encoder"] = config.encoder
-        if config.epsilon is not None:
-            options["epsilon"] = config.epsilon
-    if uses_subwords(config) and config.model == "knrm":
-        # One vocabulary of pieces for both languages: one table, so that a piece of a query
-        # and the same piece of a document have cosine 1 (the exact-match kernel).
-        options["shared_embeddings"] = True
-    model = model_class(config.model)(len(query_vocab), len(doc_vocab), **options)
-    if config.tie_embeddings:
-        tie_query_rows(model, query_vocab, doc_vocab)
-    if config.train_embeddings == "no":
-        freeze_embeddings(model)
-    return model
-
-
-def freeze_embeddings(model: Any) -> None:
-    """Keep ``model``'s embedding tables as they start: training moves its other weights.
-
-    With the pretrained subword table this keeps its cross-lingual alignment, learnt from
-    far more text than a collection's training queries; K-NRM then learns what each
-    kernel's similarity range is worth (measured against updating the table: docs/training.md).
-    """
-    import torch
-
-    for child in model.modules():
-        if isinstance(child, torch.nn.Embedding):
-            child.weight.requires_grad_(False)
-
-
-def build_loss(name: str, sosl_thresholds: tuple[float, float] | None = None) -> tuple[Any, Any]:
-    """``(loss function, module with parameters or None)`` for a loss name.
-
-    Proportional odds is McCullagh's model with cut-points estimated along with the model
-    (:class:`clir_toolkit.rerank.losses.ProportionalOdds`); its parameters join the
-    optimiser. The other losses have no parameters.
-    """
-    from clir_toolkit import plugins
-    from clir_toolkit.rerank import losses
-
-    if LOSS_NAMES.is_plugin(name):
-        loss = plugins.load(plugins.LOSSES, name)
-        if isinstance(loss, type):  # a torch.nn.Module class: its parameters are trained
-            module = loss()
-            return module, module
-        return loss, None
-    if name == "po":
-        module = losses.ProportionalOdds(NUM_GRADES)
-        return module, module
-    if name == "sosl" and sosl_thresholds is not None:
-        return functools.partial(losses.sosl, thresholds=(-1.0, *sosl_thresholds, 1.0)), None
-    return losses.LOSSES[name], None
-
+    from clir_toolkit.rerank.data.examples import EncodedExamples
+    from clir_toolkit.rerank.word.epoch import Step
+    from clir_toolkit.rerank.word.optimiser import LazyAdam
 
 def has_sparse_gradients(model: Any) -> bool:
-    """Whether the trainer gives ``model``'s embedding lookups sparse gradients: the built-in
-    models' (a plug-in's may use its tables densely, and keeps dense gradients)."""
-    from clir_toolkit.rerank.model_file import model_classes
-
-    return type(model) in model_classes().values()
+    """Whether the trainer gives ``model``'s embedding lookups sparse gradients: those of a
+    model whose class says ``sparse_gradients = True``, as the built-in ones do (a plug-in's
+    may use its tables densely, and keeps dense gradients unless it says so)."""
+    return getattr(model, "sparse_gradients", False) is True
 
 
 def build_optimiser(model: Any, loss_module: Any, lr: float) -> LazyAdam:
@@ -177,7 +93,7 @@ def build_optimiser(model: Any, loss_module: Any, lr: float) -> LazyAdam:
     Switches the built-in models' embedding lookups to sparse gradients, which
     :class:`LazyAdam` needs; a plug-in model keeps dense ones and plain Adam.
     """
-    from clir_toolkit.rerank.optimiser import LazyAdam, sparse_parameters, use_sparse_gradients
+    from clir_toolkit.rerank.word.optimiser import LazyAdam, sparse_parameters, use_sparse_gradients
 
     if has_sparse_gradients(model):
         use_sparse_gradients(model)
@@ -196,7 +112,7 @@ def _save_model(
     vocabs: tuple[Vocabulary, Vocabulary],
     embeddings_found: Mapping[str, int],
 ) -> None:
-    from clir_toolkit.rerank.model_file import MODEL_FORMAT
+    from clir_toolkit.rerank.word.model_file import MODEL_FORMAT
 
     weights = state.best_state if state.best_state is not None else cpu_state(model)
     save_torch(
@@ -231,87 +147,6 @@ def _phases(config: TrainConfig, has_parallel: bool) -> list[str]:
     return pre + ["relevance"] * config.epochs
 
 
-def training_inputs(config: TrainConfig) -> tuple[TrainConfig, Path, Path]:
-    """The config with its defaults and languages filled in, the corpus and the cache.
-
-    Checks the input files first (one clear error each).
-    """
-    from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.documents import cache_dir_for
-
-    config = resolved_config(config)
-    _check_files(config)
-    collection = open_collection(config.collection)
-    doc_language = config.doc_language or collection.doc_lang
-    if not doc_language:
-        raise UsageError(
-            f"{collection.root}: the manifest gives no doc_lang; pass the document language"
-        )
-    config = dataclasses.replace(
-        config,
-        doc_language=doc_language,
-        query_language=config.query_language or collection.query_lang or "en",
-    )
-    if config.dim is None:
-        config = dataclasses.replace(config, dim=embedding_dim(config))
-    return config, collection.corpus, cache_dir_for(collection.root, config.cache_dir)
-
-
-def training_setup(config: TrainConfig) -> tuple[TrainConfig, torch.device, Path, Path]:
-    """:func:`training_inputs` and the device, whose precision is checked (one clear error)."""
-    from clir_toolkit.compute.device import check_precision, resolve_device
-
-    config, corpus, cache_dir = training_inputs(config)
-    device = resolve_device(config.device)
-    check_precision(config.precision, device)
-    return config, device, corpus, cache_dir
-
-
-@dataclass
-class PreparedTraining:
-    """Steps 1–3 of the procedure, done once and picklable: what every process that trains
-    starts from (this one, or each worker of a data-parallel training)."""
-
-    config: TrainConfig
-    fingerprint: str
-    checkpoint_path: Path
-    checkpoint: dict[str, Any] | None  # the checkpoint resumed from
-    data: TrainingData
-    model: Any  # the seeded model with its .vec rows, on the CPU
-    embeddings_found: dict[str, int]
-    rng_state: torch.Tensor  # torch's random state once the model is built
-
-
-def prepare_training(config: TrainConfig, corpus: Path, cache_dir: Path) -> PreparedTraining:
-    """Steps 1–3: the checkpoint to resume (if asked), the data, the seeded model.
-
-    ``config`` comes from :func:`training_inputs`.
-    """
-    import torch
-
-    fingerprint = training_fingerprint(config)
-    checkpoint_path = checkpoint_path_for(config.output)
-    checkpoint = None
-    if config.resume and checkpoint_path.is_file():
-        checkpoint = read_checkpoint(checkpoint_path, fingerprint, config)
-        log(config, f"resuming from {checkpoint_path} after epoch {checkpoint['completed']}")
-    elif config.resume:
-        log(config, f"no checkpoint at {checkpoint_path}: training from the start")
-    vocabs = None
-    if checkpoint is not None:
-        vocabs = checkpoint_vocabularies(checkpoint_path, checkpoint)
-    data = prepare_data(config, corpus, cache_dir, vocabs)
-    vocabs = (data.query_vocab, data.doc_vocab)
-
-    torch.manual_seed(config.seed)
-    model = build_model(config, *vocabs)
-    embeddings_found = load_embeddings(config, model, {"query": vocabs[0], "doc": vocabs[1]})
-    return PreparedTraining(
-        config, fingerprint, checkpoint_path, checkpoint, data, model, dict(embeddings_found),
-        torch.get_rng_state(),
-    )  # fmt: skip
-
-
 @dataclass
 class Training:
     """One process's training under way: the model and everything that moves it."""
@@ -336,7 +171,7 @@ class Training:
         return self.prepared.data.query_vocab, self.prepared.data.doc_vocab
 
     def step(self, data: EncodedExamples, batch: torch.Tensor) -> float:
-        """One process's training step (:func:`clir_toolkit.rerank.epoch.train_step`)."""
+        """One process's training step (:func:`clir_toolkit.rerank.word.epoch.train_step`)."""
         return train_step(
             self.model, self.loss_fn, self.optimiser, self.scaler, data, batch, self.config,
             self.device,
@@ -447,8 +282,8 @@ def finish_training(training: Training, device: str, started: float) -> TrainRep
 
 def train_reranker(config: TrainConfig) -> TrainReport:
     """Train the reranker described by ``config`` and write its model file (see module doc)."""
-    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
+    from clir_toolkit.compute.threads import use_fastest_threads
 
     use_fastest_threads()
     keep_freed_memory()

@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.rerank.embedding import PADDING_ID, Side, copy_rows, token_mask
+from clir_toolkit.rerank.word.embedding import PADDING_ID, Side, copy_rows, token_mask
 
 ENCODERS = ("avg", "cnn", "lstm")
 """Names of the text encoders, as ``clir rerank train --encoder`` spells them."""
@@ -100,7 +100,7 @@ class RecurrentEncoder(nn.Module):
         self.dense = nn.Linear(2 * hidden, hidden)
 
     def forward(self, embedded: Tensor, mask: Tensor) -> Tensor:
-        # Texts are padded at the end (rerank.vocabulary does so); an empty text reads one zero
+        # Texts are padded at the end (rerank.data.vocabulary does so); an empty text reads one zero
         # vector.
         lengths = mask.sum(dim=1).clamp_min(1).cpu()
         packed = nn.utils.rnn.pack_padded_sequence(
@@ -121,6 +121,7 @@ class DualEncoder(nn.Module):
     """
 
     model_type = "dual"
+    sparse_gradients = True  # its embedding lookups train with lazy Adam (word/optimiser.py)
 
     def __init__(
         self,

@@ -10,8 +10,8 @@ The encoders are those of :mod:`clir_toolkit.encoders`.
 Documents are cut to :data:`~clir_toolkit.encoders.MAX_CHARS` characters before
 encoding (e5 reads at most 512 tokens; about 2,000 characters of French or German fill them)
 and encoded once: their vectors are cached per document id under the collection's rerank
-cache (:func:`clir_toolkit.rerank.documents.document_cache_path`, keyed by the corpus' sha256, the
-encoder's fingerprint, the cut and the code of this module), so a later run with other
+cache (:func:`clir_toolkit.rerank.data.documents.document_cache_path`, keyed by the corpus'
+sha256, the encoder's fingerprint, the cut and the code of this module), so a later run with other
 candidates encodes only the documents not seen before. The run is read, cut at ``depth``,
 interpolated and written by the same functions as for the trained rerankers
 (:mod:`clir_toolkit.rerank.score`).
@@ -61,12 +61,12 @@ class VectorCache:
     """Document vectors of one corpus and one encoder, kept in one ``.npz`` file.
 
     The file holds ``docids`` (strings) and ``vectors`` (``float32[N, dim]``); its name is
-    the rerankers' cache key (:func:`~clir_toolkit.rerank.documents.document_cache_path`) of the
-    encoder's fingerprint and character cut. A damaged or mismatched file is rebuilt.
+    the rerankers' cache key (:func:`~clir_toolkit.rerank.data.documents.document_cache_path`) of
+    the encoder's fingerprint and character cut. A damaged or mismatched file is rebuilt.
     """
 
     def __init__(self, encoder: SentenceEncoder, corpus: str | Path, cache_dir: str | Path):
-        from clir_toolkit.rerank.documents import document_cache_path
+        from clir_toolkit.rerank.data.documents import document_cache_path
 
         self.encoder = encoder
         self.corpus = Path(corpus)
@@ -91,7 +91,7 @@ class VectorCache:
     def write(self, docids: Sequence[str], vectors: np.ndarray) -> None:
         """Replace the file (atomically); an unwritable place costs time, not the result."""
         from clir_toolkit.files import atomic_write
-        from clir_toolkit.rerank.documents import cannot_cache
+        from clir_toolkit.rerank.data.documents import cannot_cache
 
         try:
             with atomic_write(self.path, "wb", encoding=None) as handle:
@@ -107,7 +107,7 @@ class VectorCache:
         Documents not in the cache are read from the corpus in one pass, encoded, and
         added to the file every :data:`SAVE_EVERY` documents (an interrupted run keeps them).
         """
-        from clir_toolkit.rerank.documents import load_documents
+        from clir_toolkit.rerank.data.documents import load_documents
 
         known_ids, known = self.read()
         row = {docid: index for index, docid in enumerate(known_ids)}
@@ -134,7 +134,7 @@ def cosine_scores(
     verbose: bool = True,
 ) -> tuple[dict[tuple[str, str], float], int]:
     """Cosine of every (query, candidate) of ``read``, and how many documents were encoded."""
-    from clir_toolkit.rerank.documents import cache_dir_for
+    from clir_toolkit.rerank.data.documents import cache_dir_for
 
     qids = list(read.candidates)
     queries = encode_batched(

@@ -5,7 +5,7 @@ bilingual training (Liu, *Neural CLIR*, §6.1.3: "separate vocabulary is used fo
 Chinese terms"). Id 0 pads, id 1 stands for every word outside the vocabulary (words seen
 fewer than ``min_count`` times in training). :func:`encode_texts` turns short texts (queries,
 parallel sentences) into padded id tensors; documents go through the tensor cache of
-:mod:`clir_toolkit.rerank.documents`.
+:mod:`clir_toolkit.rerank.data.documents`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.files import atomic_write
-from clir_toolkit.rerank.tokens import WORDS, text_tokens
+from clir_toolkit.rerank.data.tokens import WORDS, text_tokens
 
 if TYPE_CHECKING:
     import torch
@@ -35,7 +35,7 @@ class Vocabulary:
 
     Words are ordered by decreasing training frequency (ties alphabetically), so the same
     texts always give the same ids. ``tokens`` is the scheme that cuts texts into its words
-    (:func:`clir_toolkit.rerank.tokens.text_tokens`): ``words``, or ``use-m3-tokens``, the
+    (:func:`clir_toolkit.rerank.data.tokens.text_tokens`): ``words``, or ``use-m3-tokens``, the
     pieces of USE-m3's subword table.
     """
 
@@ -109,7 +109,7 @@ class Vocabulary:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Vocabulary:
         """The vocabulary :meth:`to_dict` wrote; ValueError when ``data`` is not one."""
-        from clir_toolkit.rerank.tokens import token_schemes
+        from clir_toolkit.rerank.data.tokens import token_schemes
 
         if (
             not isinstance(data, Mapping)

@@ -8,7 +8,7 @@ bilingual vectors of ``clir embed train``; the other rows keep their random star
 document vector (:func:`tie_query_rows`), so that a monolingual model begins with exact
 matches (K-NRM's exact-match kernel). ``--embeddings use-m3-tokens`` (K-NRM's default)
 starts every row with its piece's vector in USE-m3's multilingual subword table
-(:mod:`clir_toolkit.rerank.subwords`), whose pieces the vocabulary then holds;
+(:mod:`clir_toolkit.rerank.data.subwords`), whose pieces the vocabulary then holds;
 ``--embeddings none`` keeps the random start.
 """
 
@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, UsageError
-from clir_toolkit.rerank.train_config import NO_EMBEDDINGS, TrainConfig, log, uses_subwords
-from clir_toolkit.rerank.vocabulary import Vocabulary
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
+from clir_toolkit.rerank.training import log
+from clir_toolkit.rerank.word.train_config import NO_EMBEDDINGS, TrainConfig, uses_subwords
 
 if TYPE_CHECKING:
     import torch
@@ -93,7 +94,7 @@ def _subword_rows(vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
     table; the out-of-vocabulary row (a piece unseen in training) gets ``<unk>``'s."""
     import torch
 
-    from clir_toolkit.rerank import subwords
+    from clir_toolkit.rerank.data import subwords
 
     pieces = [subwords.UNKNOWN, *vocab.words[2:]]
     values = torch.as_tensor(subwords.piece_vectors(pieces), dtype=torch.float32)
@@ -102,7 +103,7 @@ def _subword_rows(vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:
 
 def load_subwords(config: TrainConfig, model: Any, vocabs: Mapping[str, Vocabulary]) -> int:
     """Start every row of both tables with the subword table's vectors; returns the pieces."""
-    from clir_toolkit.rerank import subwords
+    from clir_toolkit.rerank.data import subwords
 
     if not callable(getattr(model, "load_embeddings", None)):
         raise UsageError(f"the {config.model} model takes no pre-trained embeddings")
@@ -159,7 +160,7 @@ def embedding_dim(config: TrainConfig) -> int | None:
     from clir_toolkit.resources.embeddings import load_vec
 
     if uses_subwords(config):
-        from clir_toolkit.rerank.subwords import DIM
+        from clir_toolkit.rerank.data.subwords import DIM
 
         return DIM
 

@@ -3,7 +3,7 @@
 The dual encoder of Liu et al., *Cross-Lingual Document Retrieval with Smooth Learning*,
 learns its text representations from scratch; with a few hundred queries (the man pages) it
 learns no translation, and even with ten thousand (DDTP) it stays below BM25. A multilingual
-sentence encoder pretrained on many languages (:mod:`clir_toolkit.rerank.pretrained`)
+sentence encoder pretrained on many languages (:mod:`clir_toolkit.rerank.sentence.pretrained`)
 already maps an English query and its French document close together. This module keeps
 that knowledge and trains only what the collection can teach:
 
@@ -14,7 +14,7 @@ that knowledge and trains only what the collection can teach:
   at the identity: before training the model ranks exactly as the encoder's cosine.
 * **Relevance.** The Smooth Cosine Similarity (eq. 1),
   ``r_eps = f_q(q) . f_d(d) / ((||f_q(q)|| + eps) (||f_d(d)|| + eps))``
-  (:func:`clir_toolkit.rerank.dual.smooth_cosine`).
+  (:func:`clir_toolkit.rerank.word.dual.smooth_cosine`).
 * **Loss.** SOSL (eq. 2, :func:`clir_toolkit.rerank.losses.sosl`) on pointwise examples:
   every judged relevant document of a training query with its grade, and negatives drawn
   afresh each epoch (seeded) from the first-stage run's top ``depth`` non-relevant
@@ -34,101 +34,38 @@ the same encoder (the file records its name and version) and scores with the tra
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
-from clir_toolkit.errors import ClirError, FormatError
-from clir_toolkit.rerank.dual import smooth_cosine
-from clir_toolkit.rerank.train_config import log, recorded_settings
-from clir_toolkit.rerank.tuned_config import MODEL_FORMAT, MODEL_TYPE, TUNED_PARAMS, TunedConfig
-from clir_toolkit.rerank.tuned_examples import Split, epoch_examples, read_split, training_pool
+from clir_toolkit.errors import ClirError
+from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT, MODEL_TYPE, TunedConfig
+from clir_toolkit.rerank.sentence.tuned_examples import (
+    Split,
+    epoch_examples,
+    read_split,
+    training_pool,
+)
+from clir_toolkit.rerank.sentence.tuned_model import (
+    TunedEncoder,
+    document_vectors,
+    score_candidates,
+)
+from clir_toolkit.rerank.training import log, recorded_settings
 
 if TYPE_CHECKING:
-    from clir_toolkit.encoders import SentenceEncoder
-    from clir_toolkit.rerank.candidates import RunCandidates
-    from clir_toolkit.rerank.train_config import TrainReport
-
-
-class TunedEncoder(nn.Module):
-    """Two affine maps over frozen sentence vectors, scored by the smooth cosine (eq. 1)."""
-
-    model_type = MODEL_TYPE
-
-    def __init__(self, dim: int, epsilon: float = TUNED_PARAMS["epsilon"].default) -> None:
-        super().__init__()
-        if dim < 1:
-            raise ValueError(f"dim must be at least 1, got {dim}")
-        if epsilon < 0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon}")
-        self.dim, self.epsilon = dim, float(epsilon)
-        self.query = nn.Linear(dim, dim)
-        self.document = nn.Linear(dim, dim)
-        with torch.no_grad():  # the identity: before training, the encoder's own ranking
-            for layer in (self.query, self.document):
-                nn.init.eye_(layer.weight)
-                nn.init.zeros_(layer.bias)
-
-    def config(self) -> dict[str, Any]:
-        """The keyword arguments that rebuild this model (stored in the model file)."""
-        return {"dim": self.dim, "epsilon": self.epsilon}
-
-    def forward(self, queries: Tensor, documents: Tensor) -> Tensor:
-        """``[B]`` scores of the rows of ``queries`` and ``documents`` (``[B, dim]`` each)."""
-        return smooth_cosine(self.query(queries), self.document(documents), self.epsilon)
-
-
-# ---------------------------------------------------------------------------------------------
-# Vectors and examples
-# ---------------------------------------------------------------------------------------------
-
-
-def _document_vectors(
-    encoder: SentenceEncoder, corpus: Path, cache_dir: Path, docids: Sequence[str], verbose: bool
-) -> tuple[dict[str, int], np.ndarray]:
-    from clir_toolkit.rerank.pretrained import VectorCache
-
-    rows, vectors, _ = VectorCache(encoder, corpus, cache_dir).vectors(docids, verbose)
-    return rows, vectors
-
-
-# ---------------------------------------------------------------------------------------------
-# Scoring
-# ---------------------------------------------------------------------------------------------
-
-
-def score_candidates(
-    model: Any, split: Split, doc_row: Mapping[str, int], documents: Tensor
-) -> dict[tuple[str, str], float]:
-    """The model's score of every (qid, candidate) of ``split``."""
-    was_training = model.training
-    model.eval()
-    scores: dict[tuple[str, str], float] = {}
-    try:
-        with torch.inference_mode():
-            mapped_queries = model.query(torch.from_numpy(split.queries))
-            for qid, docids in split.candidates.items():
-                if not docids:
-                    continue
-                q = mapped_queries[split.query_row[qid]].expand(len(docids), -1)
-                d = model.document(documents[[doc_row[docid] for docid in docids]])
-                values = smooth_cosine(q, d, model.epsilon)
-                scores.update(zip(((qid, docid) for docid in docids), values.tolist(), strict=True))
-    finally:
-        model.train(was_training)
-    return scores
+    from clir_toolkit.rerank.training import TrainReport
 
 
 def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: Any) -> float:
     """nDCG@10 of the dev candidates ranked by the model alone."""
     from clir_toolkit.formats import Qrel, RunRow
-    from clir_toolkit.rerank.epoch import DEV_MEASURE, mean_measure
+    from clir_toolkit.rerank.training import DEV_MEASURE, mean_measure
 
     scores = score_candidates(model, dev, doc_row, documents)
     rows = [RunRow(qid, docid, 0, score, "dev") for (qid, docid), score in scores.items()]
@@ -136,21 +73,15 @@ def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: An
     return mean_measure(qrels, rows, DEV_MEASURE)
 
 
-# ---------------------------------------------------------------------------------------------
-# Training
-# ---------------------------------------------------------------------------------------------
-
-
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.data.documents import cache_dir_for
     from clir_toolkit.encoders import load_encoder
-    from clir_toolkit.rerank.checkpoint import save_torch
-    from clir_toolkit.rerank.documents import cache_dir_for
-    from clir_toolkit.rerank.epoch import DEV_MEASURE
-    from clir_toolkit.rerank.train import build_loss
-    from clir_toolkit.rerank.train_config import EpochRecord, TrainReport
+    from clir_toolkit.rerank.losses import build_loss
+    from clir_toolkit.rerank.model_io import save_torch
+    from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.training import DEV_MEASURE, EpochRecord, TrainReport
 
     use_fastest_threads()
     started = time.perf_counter()
@@ -175,7 +106,7 @@ def train_tuned(config: TunedConfig) -> TrainReport:
         if split is not None:
             wanted += [d for docids in split.candidates.values() for d in docids]
     cache_dir = cache_dir_for(collection.root, config.cache_dir)
-    doc_row, doc_vectors = _document_vectors(
+    doc_row, doc_vectors = document_vectors(
         encoder, collection.corpus, cache_dir, list(dict.fromkeys(wanted)), config.verbose
     )
     pool = training_pool(train, doc_row)
@@ -289,78 +220,3 @@ def _run_epoch(
         total += float(loss.detach())
         batches += 1
     return total / max(batches, 1)
-
-
-# ---------------------------------------------------------------------------------------------
-# Model files and reranking a run
-# ---------------------------------------------------------------------------------------------
-
-MODEL_KEYS = {
-    "format": "str",
-    "model_type": "str",
-    "config": "table",
-    "state_dict": "tensors",
-    "encoder": "str",
-    "encoder_fingerprint": "str",
-    "max_chars": "count",
-    "training": "table?",
-    "history": "list?",
-}
-
-
-def is_tuned_model(data: Any) -> bool:
-    """Whether an object read from a model file is a fine-tuned encoder's."""
-    return isinstance(data, dict) and data.get("format") == MODEL_FORMAT
-
-
-def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The model of a file's ``data`` (already read with weights only), checked key by key."""
-    from clir_toolkit.rerank.model_file import check_record, check_state_dict
-
-    what = "a fine-tuned encoder of clir_toolkit"
-    record = check_record(path, data, MODEL_KEYS, what)
-    config = record["config"]
-    try:
-        dim, epsilon = int(config["dim"]), float(config["epsilon"])
-        with torch.device("meta"):  # shapes only: checked against the file before allocating
-            skeleton = TunedEncoder(dim, epsilon)
-    except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
-        raise FormatError(path, None, f"not {what}: bad config ({exc})") from None
-    check_state_dict(path, record["state_dict"], skeleton, what)
-    model = TunedEncoder(dim, epsilon)
-    model.load_state_dict(record["state_dict"])
-    return model.eval(), record
-
-
-def score_run_tuned(
-    path: Path,
-    data: Mapping[str, Any],
-    read: RunCandidates,
-    cache_dir: str | Path | None,
-    verbose: bool,
-) -> tuple[dict[tuple[str, str], float], str]:
-    """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
-    from clir_toolkit.encoders import load_encoder
-    from clir_toolkit.rerank.documents import cache_dir_for
-    from clir_toolkit.rerank.pretrained import encode_batched
-
-    model, record = load_tuned(path, data)
-    encoder = load_encoder(record["encoder"], device="cpu")
-    if encoder.fingerprint != record["encoder_fingerprint"] and verbose:
-        print(
-            f"clir: warning: {path} was trained on {record['encoder_fingerprint']}, "
-            f"now installed: {encoder.fingerprint}; scores may differ",
-            file=sys.stderr,
-        )
-    qids = list(read.candidates)
-    queries = encode_batched(
-        encoder, [read.query_texts[q] for q in qids], True, "encoding queries", verbose
-    )
-    wanted = [docid for q in qids for docid in read.candidates[q]]
-    doc_row, vectors = _document_vectors(
-        encoder, read.collection.corpus, cache_dir_for(read.collection.root, cache_dir),
-        wanted, verbose,
-    )  # fmt: skip
-    split = Split({q: i for i, q in enumerate(qids)}, queries, read.candidates, {})
-    scores = score_candidates(model, split, doc_row, torch.from_numpy(vectors))
-    return scores, f"{MODEL_TYPE}-{encoder.name}"

@@ -3,36 +3,34 @@
 The training set is shuffled every epoch with a seeded generator ("shuffling the training
 set" helps, Liu et al., *Smooth Learning* §5; Liu, *Neural CLIR* §6.1.1) and cut into
 batches of documents of similar lengths (:func:`epoch_batches`); the pairwise hinge draws its
-(better, worse) pairs afresh each epoch (:func:`clir_toolkit.rerank.examples.epoch_pairs`).
+(better, worse) pairs afresh each epoch (:func:`clir_toolkit.rerank.data.examples.epoch_pairs`).
 A step (:func:`train_step`: :func:`batch_tensors`, :func:`batch_loss`, :func:`apply_gradients`)
 runs under autocast on CUDA if asked and clips gradients if asked; a non-finite loss or
 weight stops training with a clear error (:func:`run_epoch`).
 After every epoch the dev run's top ``depth`` candidates are reranked and scored with
-nDCG@10 (:data:`DEV_MEASURE`, by ir_measures: :func:`evaluate_dev`).
+nDCG@10 (:data:`clir_toolkit.rerank.training.DEV_MEASURE`, by ir_measures: :func:`evaluate_dev`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank import is_pairwise
+from clir_toolkit.rerank.training import DEV_MEASURE, mean_measure
 
 if TYPE_CHECKING:
     import torch
 
-    from clir_toolkit.rerank.examples import EncodedExamples
-    from clir_toolkit.rerank.train_config import TrainConfig
-    from clir_toolkit.rerank.training_data import DevData
+    from clir_toolkit.rerank.data.examples import EncodedExamples
+    from clir_toolkit.rerank.word.train_config import TrainConfig
+    from clir_toolkit.rerank.word.training_data import DevData
 
 BATCHES_PER_POOL = 50
 """Batches whose examples are sorted by length together (see :func:`epoch_batches`)."""
-DEV_MEASURE = "nDCG@10"
-
-
 def _pairwise(loss: str | None) -> bool:
     """Whether ``loss`` compares two documents (the hinge) rather than grading one."""
     return loss is not None and is_pairwise(loss)
@@ -61,7 +59,7 @@ def epoch_batches(
     """
     import torch
 
-    from clir_toolkit.rerank.examples import epoch_pairs
+    from clir_toolkit.rerank.data.examples import epoch_pairs
 
     assert config.batch_size is not None
     if _pairwise(config.loss):
@@ -110,7 +108,7 @@ class BatchTensors:
 
 def batch_tensors(data: EncodedExamples, batch: torch.Tensor, device: torch.device) -> BatchTensors:
     """The examples ``batch`` of ``data`` as tensors on ``device``."""
-    from clir_toolkit.rerank.candidates import trim_padding
+    from clir_toolkit.rerank.word.batches import trim_padding
 
     worse = None
     if data.worse_index is not None:
@@ -143,7 +141,7 @@ def batch_loss(
 def apply_gradients(loss: torch.Tensor, optimiser: Any, scaler: Any, config: TrainConfig) -> None:
     """The backward pass and the update: gradients of ``loss`` (scaled for fp16), clipped if
     asked, and one optimiser step."""
-    from clir_toolkit.rerank.optimiser import clip_gradient_norm
+    from clir_toolkit.rerank.word.optimiser import clip_gradient_norm
 
     optimiser.zero_grad(set_to_none=True)
     if scaler is not None:
@@ -228,7 +226,8 @@ def run_epoch(
 
 def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.device) -> float:
     """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
-    from clir_toolkit.rerank.candidates import rerank_rows, score_encoded
+    from clir_toolkit.rerank.candidates import rerank_rows
+    from clir_toolkit.rerank.word.batches import score_encoded
 
     assert config.batch_size is not None
     batch_size = max(config.batch_size, 256)
@@ -237,18 +236,3 @@ def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.de
     return mean_measure(dev.qrels, rows, DEV_MEASURE)
 
 
-def mean_measure(qrels: Sequence[Any], rows: Sequence[Any], measure: str) -> float:
-    """Mean of an ir_measures measure over the qrels' queries (0 for unanswered ones)."""
-    import ir_measures
-
-    from clir_toolkit.evaluate import parse_measures
-
-    parsed = parse_measures(measure)[0]
-    judged = {q.qid for q in qrels}
-    values = dict.fromkeys(judged, 0.0)
-    run = [ir_measures.ScoredDoc(r.qid, r.docid, float(r.score)) for r in rows if r.qid in judged]
-    qrel_records = [ir_measures.Qrel(q.qid, q.docid, int(q.relevance)) for q in qrels]
-    for metric in ir_measures.iter_calc([parsed], qrel_records, run):
-        if metric.query_id in values:
-            values[metric.query_id] = float(metric.value)
-    return sum(values.values()) / len(values) if values else 0.0

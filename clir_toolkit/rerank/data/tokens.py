@@ -1,7 +1,7 @@
 """The reranker's tokens: one scheme for every language, in pure Python.
 
 A neural reranker sees token ids, not text; :func:`rerank_tokens` gives the words that
-:mod:`clir_toolkit.rerank.vocabulary` turns into ids. The same scheme serves every language,
+:mod:`clir_toolkit.rerank.data.vocabulary` turns into ids. The same scheme serves every language,
 in pure Python, because the reranker also runs on GPU hosts without Java: lower-cased Unicode
 word tokens with the ``stopwordsiso`` stop words removed and no stemming. Chinese (jieba) and
 Japanese (MeCab) are segmented exactly as the index and the embeddings segment them
@@ -11,7 +11,7 @@ reranker's vocabulary is its own, so its terms need not be BM25's stemmed terms.
 
 That is the ``words`` scheme. A vocabulary of the other scheme, ``use-m3-tokens``, holds
 the SentencePiece pieces of USE-m3's pretrained subword table instead, the same for every
-language (:mod:`clir_toolkit.rerank.subwords`); :func:`text_tokens` gives either.
+language (:mod:`clir_toolkit.rerank.data.subwords`); :func:`text_tokens` gives either.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def rerank_tokens(language: str, text: str) -> list[str]:
 
 def token_schemes() -> tuple[str, ...]:
     """The names of the token schemes: words, then the subword table's pieces."""
-    from clir_toolkit.rerank.subwords import SOURCE
+    from clir_toolkit.rerank.data.subwords import SOURCE
 
     return (WORDS, SOURCE)
 
@@ -90,12 +90,12 @@ def text_tokens(scheme: str, language: str, text: str, limit: int | None = None)
     """The tokens of ``text`` in ``scheme`` (:func:`token_schemes`); the first ``limit``.
 
     ``words``: :func:`rerank_tokens` of the language. ``use-m3-tokens``: SentencePiece
-    pieces, the same for every language (:func:`clir_toolkit.rerank.subwords.piece_tokens`).
+    pieces, the same for every language (:func:`clir_toolkit.rerank.data.subwords.piece_tokens`).
     """
     if scheme == WORDS:
         tokens = rerank_tokens(language, text)
         return tokens[:limit] if limit is not None else tokens
-    from clir_toolkit.rerank import subwords
+    from clir_toolkit.rerank.data import subwords
 
     if scheme != subwords.SOURCE:
         raise ValueError(f"unknown token scheme {scheme!r} (known: {', '.join(token_schemes())})")
@@ -107,7 +107,7 @@ def scheme_version(scheme: str) -> str | int:
     version of words (:data:`ANALYSIS_VERSION`), the package that ships the pieces."""
     if scheme == WORDS:
         return ANALYSIS_VERSION
-    from clir_toolkit.rerank import subwords
+    from clir_toolkit.rerank.data import subwords
 
     return subwords.fingerprint()
 

@@ -1,9 +1,10 @@
 """Word-embedding tables shared by the reranker's models: padding, masks, pre-trained rows.
 
-Both models (:mod:`clir_toolkit.rerank.knrm`, :mod:`clir_toolkit.rerank.dual`) read token ids
-that :mod:`clir_toolkit.rerank.vocabulary` wrote: id 0 pads a text to its tensor's length and id 1
-stands for every word outside the vocabulary. Padding must never change a score, so the
-models take the mask below from the ids instead of trusting row 0 of a table to stay zero.
+Both models (:mod:`clir_toolkit.rerank.word.knrm`, :mod:`clir_toolkit.rerank.word.dual`) read
+token ids that :mod:`clir_toolkit.rerank.data.vocabulary` wrote: id 0 pads a text to its
+tensor's length and id 1 stands for every word outside the vocabulary. Padding must never
+change a score, so the models take the mask below from the ids instead of trusting row 0 of
+a table to stay zero.
 """
 
 from __future__ import annotations

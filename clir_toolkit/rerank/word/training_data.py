@@ -4,7 +4,7 @@ Queries in the query language (English), documents in the document language, one
 each: the thesis' *bilingual training data* (Liu, *Neural CLIR*, ch. 3 and §6.1.3), where
 the model learns cross-language soft matches from relevance judgements alone. Positives are
 the judged relevant documents, negatives the first-stage run's top candidates that are not
-(:func:`clir_toolkit.rerank.examples.relevance_examples`); sentence pairs of a parallel corpus
+(:func:`clir_toolkit.rerank.data.examples.relevance_examples`); sentence pairs of a parallel corpus
 become pre-training examples of the same form; the dev split's top ``depth`` candidates are
 encoded once for the evaluation after every epoch.
 """
@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import ClirError
-from clir_toolkit.rerank.examples import EncodedExamples
-from clir_toolkit.rerank.tokens import WORDS
-from clir_toolkit.rerank.train_config import (
+from clir_toolkit.rerank.data.examples import EncodedExamples
+from clir_toolkit.rerank.data.tokens import WORDS
+from clir_toolkit.rerank.data.vocabulary import Vocabulary
+from clir_toolkit.rerank.word.train_config import (
     SUBWORD_SOURCE,
     TrainConfig,
     has_parallel,
     uses_subwords,
 )
-from clir_toolkit.rerank.vocabulary import Vocabulary
 
 
 @dataclass
@@ -33,7 +33,7 @@ class DevData:
 
     ranked: dict[str, list[Any]]  # qid -> RunRow list in trec_eval order
     qrels: list[Any]
-    encoded: Any  # rerank.candidates.EncodedCandidates of the top ``depth`` candidates
+    encoded: Any  # rerank.word.batches.EncodedCandidates of the top ``depth`` candidates
 
 
 @dataclass
@@ -83,16 +83,17 @@ def prepare_data(
     tokens of each, words seen at least ``min_count`` times.
     """
     from clir_toolkit.formats import read_qrels, read_run, read_topics
-    from clir_toolkit.rerank.candidates import encode_candidates, ranked_by_query
-    from clir_toolkit.rerank.documents import DocumentEncoder, load_documents
-    from clir_toolkit.rerank.examples import (
+    from clir_toolkit.rerank.candidates import ranked_by_query
+    from clir_toolkit.rerank.data.documents import DocumentEncoder, load_documents
+    from clir_toolkit.rerank.data.examples import (
         index_examples,
         parallel_examples,
         read_parallel_tsv,
         relevance_examples,
     )
-    from clir_toolkit.rerank.tokens import tokenize_all
-    from clir_toolkit.rerank.vocabulary import encode_texts
+    from clir_toolkit.rerank.data.tokens import tokenize_all
+    from clir_toolkit.rerank.data.vocabulary import encode_texts
+    from clir_toolkit.rerank.word.batches import encode_candidates
 
     assert config.query_language is not None and config.doc_language is not None
     assert config.max_doc_len is not None  # resolved_config fills it in

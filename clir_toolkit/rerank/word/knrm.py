@@ -24,7 +24,7 @@ The model, layer by layer (thesis eq. 3.4), for a query ``q_1..q_n`` and a docum
    matches per kernel, summed over the query words.
 5. **Learning to rank.** ``f(q, d) = tanh(w . phi + b)``, one score in (-1, 1). The weights
    ``w_k`` say what each kernel (each "bin" of similarities) contributes; the thesis, §6.2,
-   reads them (see :mod:`clir_toolkit.rerank.bins`).
+   reads them (see :mod:`clir_toolkit.rerank.word.bins`).
 
 Padding: a padded document position contributes nothing to any ``K_k``, and a padded query
 position contributes nothing to ``phi``.
@@ -57,7 +57,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from clir_toolkit.errors import UsageError
-from clir_toolkit.rerank.embedding import Side, copy_rows, token_mask
+from clir_toolkit.rerank.word.embedding import Side, copy_rows, token_mask
 
 DEFAULT_MUS = (1.0, 0.9, 0.7, 0.5, 0.3, 0.1, -0.1, -0.3, -0.5, -0.7, -0.9)
 """Kernel means of Xiong et al. (thesis Table 6.4): the exact-match kernel, then ten soft ones."""
@@ -149,6 +149,7 @@ class KNRM(nn.Module):
     """
 
     model_type = "knrm"
+    sparse_gradients = True  # its embedding lookups train with lazy Adam (word/optimiser.py)
 
     def __init__(
         self,

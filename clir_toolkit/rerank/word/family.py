@@ -1,0 +1,94 @@
+"""The word-level family's side of the reranker contract (:mod:`clir_toolkit.rerank.contract`).
+
+K-NRM, the dual encoder and the plug-in architectures (:mod:`clir_toolkit.rerank.models`)
+are trained from word ids by :func:`clir_toolkit.rerank.word.train.train_reranker`, saved
+with their vocabularies (:mod:`clir_toolkit.rerank.word.model_file`), and score a run's
+candidates in batches of padded id matrices (:mod:`clir_toolkit.rerank.word.batches`) —
+batches that workers of a Ray cluster can score as well (:mod:`clir_toolkit.distributed`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clir_toolkit.rerank.contract import ScoredCandidates
+from clir_toolkit.rerank.data.subwords import SOURCE as SUBWORD_SOURCE
+from clir_toolkit.rerank.word.model_file import MODEL_FORMAT, LoadedReranker
+
+if TYPE_CHECKING:
+    import torch
+
+    from clir_toolkit.rerank.training import TrainReport
+    from clir_toolkit.rerank.word.train_config import TrainConfig
+
+SUBWORD_INTERPOLATION = 0.8
+"""λ with the first stage of a K-NRM on USE-m3's subword table when none is given: the best
+of 0.5-0.9 for the default model on the French man pages' dev split (nDCG@10 0.5 0.6252,
+0.6 0.6472, 0.7 0.6625, **0.8 0.6637**, 0.9 0.6609, alone 0.6483; BM25 0.4376).
+``--interpolate 1`` ranks by the model alone."""
+
+
+def interpolation_for(reranker: LoadedReranker, interpolate: float | None) -> float | None:
+    """λ as given, or the measured default of the model's kind when none is given:
+    :data:`SUBWORD_INTERPOLATION` for a K-NRM on USE-m3's subword table, the model alone
+    (None) for the word-level models."""
+    if interpolate is None and reranker.doc_vocab.tokens == SUBWORD_SOURCE:
+        return SUBWORD_INTERPOLATION
+    return interpolate
+
+
+class WordLevel:
+    """Word-level rerankers: trained from word ids, scored in batches (also on Ray)."""
+
+    name = "word-level reranker"
+    model_format = MODEL_FORMAT
+    distributable = True
+
+    def train(self, config: TrainConfig) -> TrainReport:
+        """:func:`clir_toolkit.rerank.word.train.train_reranker`."""
+        from clir_toolkit.rerank.word.train import train_reranker
+
+        return train_reranker(config)
+
+    def load(
+        self, path: Path, data: Mapping[str, Any], device: str | torch.device
+    ) -> LoadedReranker:
+        """:func:`clir_toolkit.rerank.word.model_file.load_model`: the model and its
+        vocabularies and lengths."""
+        from clir_toolkit.rerank.word.model_file import load_model
+
+        return load_model(path, device, data)
+
+    def score(
+        self,
+        path: Path,
+        data: Mapping[str, Any],
+        collection: str | Path,
+        topics: str | Path,
+        run: str | Path,
+        *,
+        depth: int,
+        device: torch.device,
+        batch_size: int,
+        precision: str,
+        interpolate: float | None,
+        cache_dir: str | Path | None,
+        verbose: bool,
+    ) -> ScoredCandidates:
+        """The candidates encoded as in training (documents through the tensor cache) and
+        scored in batches on ``device``."""
+        from clir_toolkit.rerank.word.batches import encode_run, score_encoded
+
+        reranker = self.load(path, data, device)
+        ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
+        neural = score_encoded(reranker.model, encoded, device, batch_size, precision)
+        return ScoredCandidates(
+            ranked, neural, reranker.model_type, str(device),
+            interpolation_for(reranker, interpolate),
+        )  # fmt: skip
+
+
+WORD_LEVEL = WordLevel()
+"""The word-level family."""
