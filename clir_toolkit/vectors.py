@@ -139,8 +139,8 @@ def encode_corpus(
     their unit vectors, and the record for the sidecar (through the vector cache)."""
     import numpy as np
 
-    from clir_toolkit.formats import iter_corpus
     from clir_toolkit.encoders import load_encoder
+    from clir_toolkit.formats import iter_corpus
     from clir_toolkit.rerank.sentence.pretrained import VectorCache
 
     encoder = load_encoder(encoder_name, threads=threads, device="cpu")

@@ -192,8 +192,8 @@ def test_editing_a_built_in_encoder_makes_what_it_encoded_stale(
     copy = tmp_path / "src" / "clir_toolkit"
     shutil.copytree(freshness.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(freshness, "PACKAGE", copy)
-    products = (("clir_toolkit.search.dense",), ("clir_toolkit.rerank.tuned",),
-                ("clir_toolkit.rerank.pretrained",))  # fmt: skip
+    products = (("clir_toolkit.search.dense",), ("clir_toolkit.rerank.sentence.tuned",),
+                ("clir_toolkit.rerank.sentence.pretrained",))  # fmt: skip
     translation = ("clir_toolkit.translate.pipeline",)  # translated queries: no encoder
     before = [freshness.code_fingerprint(code, copy) for code in (*products, translation)]
     with (copy / "encoders" / "use_m3.py").open("a", encoding="utf-8") as handle:

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clir_toolkit.errors import FormatError, UsageError
-from clir_toolkit.formats import read_run
 from clir_toolkit import registry
 from clir_toolkit.encoders import load_encoder
+from clir_toolkit.errors import FormatError, UsageError
+from clir_toolkit.formats import read_run
 from clir_toolkit.rerank.sentence.pretrained import VectorCache
 from tests.conftest import assert_one_line_error, run_clir
 

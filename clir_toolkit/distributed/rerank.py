@@ -54,6 +54,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.compute.device import check_precision, resolve_device
+from clir_toolkit.compute.threads import use_fastest_threads
 from clir_toolkit.distributed.cluster import (
     RETRIES,
     ClusterSpec,
@@ -69,10 +71,8 @@ from clir_toolkit.rerank.candidates import (
     check_score_options,
     rerank_rows,
 )
-from clir_toolkit.compute.device import check_precision, resolve_device
 from clir_toolkit.rerank.model_io import read_model_file
 from clir_toolkit.rerank.score import reranker_of, write_reranked
-from clir_toolkit.compute.threads import use_fastest_threads
 from clir_toolkit.rerank.word.batches import (
     EncodedCandidates,
     batch_bounds,

@@ -2,8 +2,8 @@
 
 Both stages use them: the first stage searches the documents' vectors (``clir index
 --dense``, ``clir search --dense``, :mod:`clir_toolkit.search.dense`) and the second
-reranks with them, as they are or fine-tuned (:mod:`clir_toolkit.rerank.pretrained`,
-:mod:`clir_toolkit.rerank.tuned`). So they form a package of their own, below both.
+reranks with them, as they are or fine-tuned (:mod:`clir_toolkit.rerank.sentence.pretrained`,
+:mod:`clir_toolkit.rerank.sentence.tuned`). So they form a package of their own, below both.
 
 Every encoder is a :class:`SentenceEncoder`: texts in, L2-normalised ``float32[N, dim]``
 rows out. An encoder is named in one of two ways:

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.collection import Collection, open_collection
+from clir_toolkit.encoders import default_interpolation
 from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.experiments.context import log
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
 from clir_toolkit.registry import homes
-from clir_toolkit.encoders import default_interpolation
 from clir_toolkit.rerank.sentence.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 from clir_toolkit.search import DEFAULT_HITS, search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
@@ -268,9 +268,9 @@ def _trained_model(
 def _model_key(config: TunedConfig, collection: Collection) -> str:
     """What the model is made from: its settings, the content of its input files and the
     model format (its training code, :data:`MODEL_CODE`, is checked beside the key)."""
+    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
     from clir_toolkit.freshness import digest
-    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT
 
     settings: dict[str, Any] = {

@@ -142,9 +142,9 @@ def _tuned_config(
 def _training_key(config: Any, spec: RerankSpec) -> str:
     """What a model depends on: its settings and the content of every input file."""
     from clir_toolkit.collection import open_collection
+    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
     from clir_toolkit.rerank.data.tokens import ANALYSIS_VERSION
-    from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
     from clir_toolkit.rerank.word.model_file import MODEL_FORMAT
 

@@ -88,9 +88,9 @@ def score_run(
     :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
     batches scored on a Ray cluster.
     """
-    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.allocator import keep_freed_memory
 
     use_fastest_threads()
     keep_freed_memory()

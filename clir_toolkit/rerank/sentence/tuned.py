@@ -76,11 +76,11 @@ def _dev_score(model: Any, dev: Split, doc_row: Mapping[str, int], documents: An
 def train_tuned(config: TunedConfig) -> TrainReport:
     """Fine-tune the encoder's two maps on ``config``'s judgements; write the model file."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.data.documents import cache_dir_for
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.encoders import load_encoder
+    from clir_toolkit.rerank.data.documents import cache_dir_for
     from clir_toolkit.rerank.losses import build_loss
     from clir_toolkit.rerank.model_io import save_torch
-    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.training import DEV_MEASURE, EpochRecord, TrainReport
 
     use_fastest_threads()

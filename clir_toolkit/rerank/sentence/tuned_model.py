@@ -27,8 +27,8 @@ from clir_toolkit.rerank.sentence.tuned_examples import Split
 from clir_toolkit.rerank.word.dual import smooth_cosine
 
 if TYPE_CHECKING:
-    from clir_toolkit.rerank.candidates import RunCandidates
     from clir_toolkit.encoders import SentenceEncoder
+    from clir_toolkit.rerank.candidates import RunCandidates
 
 
 class TunedEncoder(nn.Module):
@@ -136,8 +136,8 @@ def score_run_tuned(
     verbose: bool,
 ) -> tuple[dict[tuple[str, str], float], str]:
     """Scores of ``read``'s candidates by the fine-tuned encoder of ``path``, and its name."""
-    from clir_toolkit.rerank.data.documents import cache_dir_for
     from clir_toolkit.encoders import load_encoder
+    from clir_toolkit.rerank.data.documents import cache_dir_for
     from clir_toolkit.rerank.sentence.pretrained import encode_batched
 
     model, record = load_tuned(path, data)

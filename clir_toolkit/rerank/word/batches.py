@@ -65,8 +65,8 @@ def score_batches(
     """
     import torch
 
-    from clir_toolkit.progress import progress_bar
     from clir_toolkit.compute.device import autocast
+    from clir_toolkit.progress import progress_bar
 
     was_training = model.training
     model.eval()

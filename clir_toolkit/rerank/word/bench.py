@@ -234,9 +234,9 @@ def bench_rerank(
     """Measure every model on every device (default: the CPU, and CUDA when present)."""
     import torch
 
-    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.allocator import keep_freed_memory
 
     settings.check()
     names = list(devices) if devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -334,9 +334,9 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     """
     import torch
 
+    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.losses import build_loss
-    from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.word.epoch import epoch_batches, train_step
     from clir_toolkit.rerank.word.prepare import build_model, training_setup
     from clir_toolkit.rerank.word.train import build_optimiser

@@ -282,8 +282,8 @@ def finish_training(training: Training, device: str, started: float) -> TrainRep
 
 def train_reranker(config: TrainConfig) -> TrainReport:
     """Train the reranker described by ``config`` and write its model file (see module doc)."""
-    from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank.allocator import keep_freed_memory
 
     use_fastest_threads()
     keep_freed_memory()
