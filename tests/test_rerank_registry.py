@@ -133,3 +133,26 @@ def test_an_unknown_name_lists_the_registered_ones(new_files: None) -> None:
     with pytest.raises(UsageError, match=listed):
         TrainConfig(collection=TINY_FR, topics=TOPICS, qrels=QRELS, run=TOPICS, output="x",
                     model="bm25")  # fmt: skip
+
+
+def test_clir_bench_rerank_measures_the_new_architecture(
+    new_files: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bench builds any registered reranker as training does, and trains it with its
+    declared loss (knrm-coarse: the pairwise hinge)."""
+    from clir_toolkit.cli import main
+    from clir_toolkit.rerank.word.bench import BenchSettings, bench_rerank
+
+    tiny = BenchSettings(query_len=3, doc_len=12, dim=8, query_vocab=50, doc_vocab=80,
+                         batch_size=16, train_batch_size=8, warmup=1, seconds=0.01,
+                         min_iterations=2)  # fmt: skip
+    rows = bench_rerank(tiny, models=["knrm-coarse", "dual"], devices=["cpu"])
+    assert [(row.model, row.device) for row in rows] == [
+        ("knrm-coarse", "cpu"), ("dual-avg", "cpu")]  # fmt: skip
+    assert all(row.score_pairs_per_s > 0 and row.train_steps_per_s > 0 for row in rows)
+    assert main(["bench", "rerank", "--device", "cpu", "--models", "knrm-coarse", "--dim", "8",
+                 "--query-len", "3", "--doc-len", "12", "--query-vocab", "50", "--doc-vocab",
+                 "80", "--batch-size", "16", "--train-batch-size", "8", "--warmup", "1",
+                 "--seconds", "0.01"]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[5:]] == [["knrm-coarse", "cpu"]]
