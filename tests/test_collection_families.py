@@ -1,4 +1,8 @@
-"""Collection families: the built-ins and a plug-in's, named and built the same way.
+"""Collection families: the built-ins, a new home file's and a plug-in's, named and built
+the same way.
+
+The new file is docs/extending.md's family ``toy``, written into a second home package of
+the kind (as if it were one of ``clir_toolkit/collection/families/``).
 
 The plug-in is a package installed in a temporary directory on PYTHONPATH (a module and
 its ``*.dist-info``, what ``pip install`` leaves), whose ``entry_points.txt`` declares the
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +26,7 @@ from clir_toolkit.errors import FormatError, UsageError
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.formats import read_qrels, read_run, read_topics
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.extending_examples import worked_files
 
 FAMILY = '''
 """A course's own collection family: three man pages of the tiny French corpus."""
@@ -202,3 +208,45 @@ def test_a_recipe_builds_indexes_and_searches_a_plug_in_family(
         best.setdefault(row.qid, row.docid)  # rows are written in rank order
     assert best == {"ls.1": "ls.1", "cp.1": "cp.1", "rm.1": "rm.1"}
     assert "tiny" in (recipe.parent / "RESULTS.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """docs/extending.md's family file in a second home package of the collections kind."""
+    with worked_files(tmp_path / "homes", monkeypatch,
+                      "clir_toolkit/collection/families/toy.py"):  # fmt: skip
+        yield
+
+
+def test_the_family_file_of_docs_extending_builds_and_a_recipe_names_it(
+    toy: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clir_toolkit.cli import main
+
+    assert list(registry.names("collections"))[:6] == [
+        "manpages", "ddtp", "wikiclir", "hc4", "neuclir", "toy"]  # fmt: skip
+    out = tmp_path / "toy-en-fr"
+    built = main(["collection", "build", "toy", "--lang", "fr", "--out", str(out), "--quiet"])
+    printed = capsys.readouterr()
+    assert built == 0, printed.err
+    assert printed.out.startswith("toy-en-fr: 3 documents\nsplit  queries  grade 2  grade 1")
+    manifest = open_collection(out).manifest
+    assert (manifest["name"], manifest["description"]) == ("toy-en-fr", "three man pages, by hand")
+    assert manifest["counts"]["queries"] == {"train": 1, "dev": 1, "test": 1, "all": 3}
+    assert {(q.qid, q.docid, q.relevance) for q in read_qrels(out / "qrels.train.txt")} == {
+        ("ls.1", "ls.1", 2), ("ls.1", "cp.1", 1)}  # fmt: skip
+    assert [q.query for q in read_topics(out / "topics-human.test.tsv")] == [
+        "supprimer des fichiers"]  # fmt: skip
+    # Its one variant and its one language are what a recipe may ask of it.
+    with pytest.raises(SystemExit) as refused:
+        main(["collection", "build", "toy", "--lang", "fr", "--out", str(out), "--variant",
+              "hard"])  # fmt: skip
+    assert refused.value.code == 2
+    assert "invalid choice: 'hard'" in capsys.readouterr().err
+    path = tmp_path / "toy.toml"
+    path.write_text('collection = "toy"\nlanguages = ["fr"]\n', encoding="utf-8")
+    recipe = load_recipe(path)
+    assert (recipe.collection, recipe.languages, recipe.variant) == ("toy", ("fr",), "standard")
+    path.write_text('collection = "toy"\nlanguages = ["de"]\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r'languages: expected one of "fr", found "de"'):
+        load_recipe(path)

@@ -1,17 +1,19 @@
 """The sentence encoders as a kind of component: a new encoder is one file, or one plug-in.
 
-The encoder used here is a small deterministic one written by the test (character
-trigrams hashed into 64 buckets, numpy only), so that the whole path — ``clir index
---dense NAME``, ``clir search --dense``, ``clir rerank train --pretrained NAME`` — runs
-without the encoders' packages.
+The encoders used here are small deterministic ones (character trigrams hashed into 64
+buckets, numpy only): the plug-in's written by the test, the new file of the home package
+docs/extending.md's own, so that the whole path — ``clir index --dense NAME``, ``clir
+search --dense``, ``clir rerank train --pretrained NAME`` — runs without the encoders'
+packages.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,7 @@ from clir_toolkit.encoders import (
 from clir_toolkit.formats import iter_corpus, read_run, read_topics
 from clir_toolkit.index import SIDECAR
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.extending_examples import worked_files
 
 HASHED_TRIGRAMS = '''
 import zlib
@@ -74,10 +77,13 @@ def plugin(tmp_path: Path) -> dict[str, str]:
     return {"PYTHONPATH": path}
 
 
-def expected_dense_run(collection: Path, hits: int) -> dict[str, list[tuple[str, float]]]:
+def expected_dense_run(
+    collection: Path, hits: int, encoder_name: str = "trigrams"
+) -> dict[str, list[tuple[str, float]]]:
     """The definition of a dense run: each topic's documents by the cosine of the encoder's
-    query and document vectors (computed in this process, with the plug-in on sys.path)."""
-    encoder = load_encoder("trigrams")
+    query and document vectors (computed in this process, with the encoder's file on
+    sys.path)."""
+    encoder = load_encoder(encoder_name)
     documents = list(iter_corpus(collection / "corpus.jsonl"))
     vectors = encoder.encode_documents([doc.contents for doc in documents])
     expected = {}
@@ -152,36 +158,52 @@ def test_a_plugin_encoder_declares_its_interpolation_and_fingerprint(
 
 
 @pytest.fixture
-def new_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A second home package of the encoders kind, as if its file were one of
-    clir_toolkit/encoders/ (the registry imports the modules of every home)."""
-    home = tmp_path / "more_encoders"
-    home.mkdir()
-    (home / "__init__.py").write_text("")
-    source = HASHED_TRIGRAMS.replace("    interpolation = 0.4\n", "") + (
-        '\n\nfrom clir_toolkit.registry import register\n\n'
-        'register("encoders", "trigrams", HashedTrigrams, order=30, interpolation=0.6)\n'
-    )
-    (home / "trigrams.py").write_text(source, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    kind = registry.KINDS["encoders"]
-    monkeypatch.setitem(registry.KINDS, "encoders", registry.Kind(
-        kind.name, kind.group, (*kind.homes, "more_encoders"), kind.what))  # fmt: skip
-    yield home
-    registry._BUILTINS["encoders"].pop("trigrams", None)
-    registry._IMPORTED_HOMES.discard("more_encoders")
-    for module in [m for m in sys.modules if m.startswith("more_encoders")]:
-        del sys.modules[module]
+def new_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """docs/extending.md's encoder file in a second home package of the encoders kind, as
+    if it were one of clir_toolkit/encoders/ (the registry imports the modules of every
+    home)."""
+    with worked_files(tmp_path / "homes", monkeypatch, "clir_toolkit/encoders/char_trigrams.py"):
+        yield
 
 
-def test_a_new_file_in_the_home_package_is_a_new_encoder(new_home: Path) -> None:
-    assert list(registry.names("encoders")) == ["e5-small", "use-m3", "trigrams"]
-    assert registry.describe("encoders")["trigrams"] == (
-        "Counts of a text's character trigrams, hashed into 64 buckets.")
-    assert default_interpolation("trigrams") == 0.6  # declared when it registers
-    encoder = load_encoder("trigrams", threads=1, device="cpu")
-    assert (encoder.name, encoder.fingerprint) == ("trigrams", "hashed_trigrams (version unknown)")
-    assert encoder.encode_queries(["list files"]).shape == (1, 64)
+def test_a_new_file_in_the_home_package_is_a_new_encoder(new_home: None) -> None:
+    assert list(registry.names("encoders")) == ["e5-small", "use-m3", "char-trigrams"]
+    assert registry.describe("encoders")["char-trigrams"] == "hashed character trigrams, 64-d"
+    assert default_interpolation("char-trigrams") == 0.7  # declared when it registers
+    encoder = load_encoder("char-trigrams", threads=1, device="cpu")
+    numpy = f"numpy {importlib.metadata.version('numpy')}"
+    assert (encoder.name, encoder.fingerprint) == ("char-trigrams", numpy)
+    assert encoder_fingerprint("char-trigrams") == numpy
+    rows = encoder.encode_documents(["une page", "x" * 10_000])
+    assert rows.shape == (2, 64) and np.allclose(np.linalg.norm(rows, axis=1), 1.0)
+
+
+@pytest.mark.java
+def test_the_new_encoder_file_indexes_and_searches_the_tiny_collection(
+    new_home: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clir_toolkit.cli import main
+
+    collection = tmp_path / "tiny-fr"
+    shutil.copytree(TINY_FR, collection)
+    index = tmp_path / "index"
+    indexed = main(["index", "--collection", str(collection), "--index", str(index),
+                    "--dense", "char-trigrams", "--quiet"])  # fmt: skip
+    assert indexed == 0, capsys.readouterr().err
+    dense = json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"]
+    assert dense["encoder"] == "char-trigrams"
+    assert dense["fingerprint"] == f"numpy {importlib.metadata.version('numpy')}"
+    assert (dense["dim"], dense["documents"]) == (64, 12)
+    run = tmp_path / "dense.run"
+    searched = main(["search", "--index", str(index), "--topics",
+                     str(collection / "topics.dev.tsv"), "--output", str(run), "--dense",
+                     "--hits", "3", "--quiet"])  # fmt: skip
+    assert searched == 0, capsys.readouterr().err
+    expected = expected_dense_run(collection, hits=3, encoder_name="char-trigrams")
+    for qid, ranking in expected.items():
+        rows = [row for row in read_run(run) if row.qid == qid]
+        assert [row.docid for row in rows] == [docid for docid, _ in ranking]
+        assert [row.score for row in rows] == pytest.approx([s for _, s in ranking], abs=1e-4)
 
 
 def test_editing_a_built_in_encoder_makes_what_it_encoded_stale(

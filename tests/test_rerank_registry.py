@@ -2,22 +2,21 @@
 
 The built-in losses (``clir_toolkit/rerank/losses/``) and architectures
 (``clir_toolkit/rerank/models/``) register themselves in :mod:`clir_toolkit.registry`; these
-tests add one file of each to a home package, the way a contributor adds a built-in, and
-check that ``--loss`` and ``--model`` accept the new names, that training takes the new
-architecture's declared defaults, and that its model file is read back and scored.
+tests add docs/extending.md's file of each to a home package, the way a contributor adds a
+built-in, and check that ``--loss`` and ``--model`` accept the new names and train with
+them, that training takes the new architecture's declared defaults, and that its model
+file is read back and scored.
 """
 
 from __future__ import annotations
 
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 
-from clir_toolkit import registry
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank import LOSS_NAMES, MODEL_NAMES, is_pairwise
 from clir_toolkit.rerank.losses import build_loss
@@ -26,71 +25,22 @@ from clir_toolkit.rerank.word.model_file import load_model
 from clir_toolkit.rerank.word.train import train_reranker
 from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS, TrainConfig, resolved_config
 from tests.conftest import TINY_FR
+from tests.extending_examples import worked_files
 
 TOPICS = TINY_FR / "topics.dev.tsv"
 QRELS = TINY_FR / "qrels.dev.txt"
 
-ABSOLUTE_LOSS = '''
-"""The loss ``absolute``: mean absolute distance of a score to its grade's target."""
-
-from clir_toolkit.registry import register
-
-TARGETS = (-0.5, 0.4, 0.9)
-
-
-@register("losses", "absolute", order=6, pairwise=False)
-def absolute(scores, grades):
-    """Mean absolute distance of each score to its grade's target."""
-    import torch
-
-    return (scores - torch.tensor(TARGETS, dtype=scores.dtype)[grades]).abs().mean()
-'''
-
-COARSE_KNRM = '''
-"""The reranker ``knrm-coarse``: K-NRM with three wide kernels, trained with ``absolute``."""
-
-from clir_toolkit.registry import register
-
-COARSE_MUS = [1.0, 0.5, -0.5]
-
-
-def coarse_options(config):
-    return {"sigma": 0.3}
-
-
-@register("rerankers", "knrm-coarse", order=3, default_loss="absolute", default_lr=0.005,
-          train_options=coarse_options)
-def knrm_coarse(query_vocab_size, doc_vocab_size, **options):
-    """K-NRM over three wide kernels."""
-    from clir_toolkit.rerank.word.knrm import KNRM
-
-    options.setdefault("mus", COARSE_MUS)
-    return KNRM(query_vocab_size, doc_vocab_size, **options)
-'''
+LOSS_FILE = "clir_toolkit/rerank/losses/absolute.py"
+MODEL_FILE = "clir_toolkit/rerank/models/knrm_coarse.py"
 
 
 @pytest.fixture()
 def new_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """One new loss file and one new architecture file, each in a home package of its kind
-    (a second home beside the toolkit's own, so that the toolkit's files stay untouched)."""
-    homes = {"losses": ("extra_losses", ABSOLUTE_LOSS), "rerankers": ("extra_models", COARSE_KNRM)}
-    for kind, (package, source) in homes.items():
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-        (tmp_path / package / "new.py").write_text(textwrap.dedent(source))
-        declared = registry.KINDS[kind]
-        monkeypatch.setitem(
-            registry.KINDS, kind,
-            registry.Kind(kind, declared.group, (*declared.homes, package), declared.what),
-        )  # fmt: skip
-    monkeypatch.syspath_prepend(str(tmp_path))  # also makes the names be read again
-    yield
-    for kind, (package, _) in homes.items():
-        registry._IMPORTED_HOMES.discard(package)
-        for name in ("absolute", "knrm-coarse"):
-            registry._BUILTINS.get(kind, {}).pop(name, None)
-    for module in [m for m in sys.modules if m.startswith(("extra_losses", "extra_models"))]:
-        del sys.modules[module]
+    """docs/extending.md's loss file and architecture file, each in a home package of its
+    kind (a second home beside the toolkit's own, so that the toolkit's files stay
+    untouched)."""
+    with worked_files(tmp_path / "homes", monkeypatch, LOSS_FILE, MODEL_FILE):
+        yield
 
 
 def _config(tmp_path: Path, run: Path, **options: object) -> TrainConfig:
@@ -132,8 +82,9 @@ def test_a_new_loss_file_is_a_loss_name_that_trains(new_files: None) -> None:
     assert list(LOSS_NAMES)[:6] == ["sosl", "mse", "po", "3part", "hinge", "absolute"]
     assert not is_pairwise("absolute") and is_pairwise("hinge")
     loss, module = build_loss("absolute")
-    value = loss(torch.tensor([0.9, -0.5]), torch.tensor([2, 0]))
+    value = loss(torch.tensor([0.85, -0.4]), torch.tensor([2, 0]))  # MSE's targets: no loss
     assert module is None and float(value) == pytest.approx(0.0)
+    assert float(loss(torch.tensor([0.35]), torch.tensor([2]))) == pytest.approx(0.5)
 
 
 def test_a_new_architecture_file_trains_with_its_declared_defaults_and_scores(
@@ -141,9 +92,9 @@ def test_a_new_architecture_file_trains_with_its_declared_defaults_and_scores(
 ) -> None:
     assert "knrm-coarse" in MODEL_NAMES and "knrm-coarse" in TRAIN_PARAMS["model"].choices
     resolved = resolved_config(_config(tmp_path, first_stage, model="knrm-coarse"))
-    assert (resolved.loss, resolved.lr) == ("absolute", 0.005)
+    assert (resolved.loss, resolved.lr) == ("hinge", 1e-3)
     report = train_reranker(_config(tmp_path, first_stage, model="knrm-coarse"))
-    assert (report.model, report.loss) == ("knrm-coarse", "absolute")
+    assert (report.model, report.loss) == ("knrm-coarse", "hinge")
     loaded = load_model(report.output)
     assert loaded.model_type == "knrm-coarse"
     assert loaded.model.mus == (1.0, 0.5, -0.5) and loaded.model.config()["sigma"] == 0.3
@@ -153,14 +104,28 @@ def test_a_new_architecture_file_trains_with_its_declared_defaults_and_scores(
     assert output.read_text().split("\n")[0].split()[-1] == "knrm-coarse"
 
 
-def test_the_command_line_accepts_the_new_names(new_files: None) -> None:
-    from clir_toolkit.cli import build_parser
+def test_the_command_line_trains_with_the_new_names(
+    new_files: None, tmp_path: Path, first_stage: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clir_toolkit.cli import build_parser, main
 
     args = build_parser({"rerank"}).parse_args([
         "rerank", "train", "--collection", "c", "--topics", "t", "--qrels", "q", "--run", "r",
         "--output", "m.pt", "--model", "knrm-coarse", "--loss", "absolute",
     ])  # fmt: skip
     assert (args.model, args.loss) == ("knrm-coarse", "absolute")
+    model = tmp_path / "absolute.pt"
+    trained = main([
+        "rerank", "train", "--collection", str(TINY_FR), "--topics", str(TOPICS), "--qrels",
+        str(QRELS), "--run", str(first_stage), "--output", str(model), "--model",
+        "knrm-coarse", "--loss", "absolute", "--epochs", "1", "--dim", "16",
+        "--negatives", "10", "--batch-size", "16", "--max-doc-len", "40",
+        "--device", "cpu", "--cache-dir", str(tmp_path / "cache"), "--quiet",
+    ])  # fmt: skip
+    printed = capsys.readouterr()
+    assert trained == 0, printed.err
+    assert printed.out.startswith("knrm-coarse (absolute) on cpu: ")
+    assert load_model(model).model_type == "knrm-coarse"
 
 
 def test_an_unknown_name_lists_the_registered_ones(new_files: None) -> None:
@@ -168,3 +133,26 @@ def test_an_unknown_name_lists_the_registered_ones(new_files: None) -> None:
     with pytest.raises(UsageError, match=listed):
         TrainConfig(collection=TINY_FR, topics=TOPICS, qrels=QRELS, run=TOPICS, output="x",
                     model="bm25")  # fmt: skip
+
+
+def test_clir_bench_rerank_measures_the_new_architecture(
+    new_files: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bench builds any registered reranker as training does, and trains it with its
+    declared loss (knrm-coarse: the pairwise hinge)."""
+    from clir_toolkit.cli import main
+    from clir_toolkit.rerank.word.bench import BenchSettings, bench_rerank
+
+    tiny = BenchSettings(query_len=3, doc_len=12, dim=8, query_vocab=50, doc_vocab=80,
+                         batch_size=16, train_batch_size=8, warmup=1, seconds=0.01,
+                         min_iterations=2)  # fmt: skip
+    rows = bench_rerank(tiny, models=["knrm-coarse", "dual"], devices=["cpu"])
+    assert [(row.model, row.device) for row in rows] == [
+        ("knrm-coarse", "cpu"), ("dual-avg", "cpu")]  # fmt: skip
+    assert all(row.score_pairs_per_s > 0 and row.train_steps_per_s > 0 for row in rows)
+    assert main(["bench", "rerank", "--device", "cpu", "--models", "knrm-coarse", "--dim", "8",
+                 "--query-len", "3", "--doc-len", "12", "--query-vocab", "50", "--doc-vocab",
+                 "80", "--batch-size", "16", "--train-batch-size", "8", "--warmup", "1",
+                 "--seconds", "0.01"]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in lines[5:]] == [["knrm-coarse", "cpu"]]

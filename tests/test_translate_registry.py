@@ -24,41 +24,20 @@ from clir_toolkit.translate.pipeline import (
     make_translator,
 )
 from tests.conftest import FIXTURES, TINY_FR
+from tests.extending_examples import worked_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
-EXTENDING = ROOT / "docs" / "extending.md"
 EN_FR = FIXTURES / "translate" / "en-fr.tsv"
-
-
-def worked_example(path: str) -> str:
-    """The code block of docs/extending.md that begins with the comment ``# path``."""
-    text = EXTENDING.read_text(encoding="utf-8")
-    start = text.index(f"```python\n# {path}\n") + len("```python\n")
-    return text[start : text.index("```", start)]
 
 
 @pytest.fixture
 def worked_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """docs/extending.md's translator and expander, each the one file of a second home
     package of its kind: what adding that file to the toolkit's home package does."""
-    homes = {"translators": ("more_translators", "translate/translators/lookup.py"),
-             "expanders": ("more_expanders", "expand/expanders/singular.py")}  # fmt: skip
-    for kind, (package, path) in homes.items():
-        home = tmp_path / package
-        home.mkdir()
-        (home / "__init__.py").write_text("")
-        (home / Path(path).name).write_text(worked_example(f"clir_toolkit/{path}"))
-        declared = registry.KINDS[kind]
-        homes_now = (*declared.homes, package)
-        monkeypatch.setitem(registry.KINDS, kind, dataclasses.replace(declared, homes=homes_now))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield
-    for kind, (package, path) in homes.items():
-        registry._BUILTINS[kind].pop(Path(path).stem, None)
-        registry._IMPORTED_HOMES.discard(package)
-    for module in [m for m in sys.modules if m.startswith(("more_translators", "more_expanders"))]:
-        del sys.modules[module]
+    with worked_files(tmp_path, monkeypatch, "clir_toolkit/translate/translators/lookup.py",
+                      "clir_toolkit/expand/expanders/singular.py"):  # fmt: skip
+        yield
     make_translator.cache_clear()
 
 

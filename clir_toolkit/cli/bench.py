@@ -21,6 +21,8 @@ from clir_toolkit.errors import UsageError
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
+    from clir_toolkit.rerank import MODEL_NAMES  # the rerankers' names, read when listed
+
     p = commands.add_parser(
         "bench",
         parents=[common],
@@ -80,7 +82,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "on the CPU and on CUDA when torch sees a GPU (with the implied share of the GPU's "
         "memory bandwidth).",
     )
-    b.add_argument("--models", nargs="+", default=["knrm", "dual"], choices=["knrm", "dual"])
+    b.add_argument(
+        "--models",
+        nargs="+",
+        choices=MODEL_NAMES,
+        help="rerankers measured: the registered names (clir rerank train --model); "
+        "default: the built-in ones",
+    )
     b.add_argument("--encoder", default="avg", choices=["avg", "cnn", "lstm"])
     b.add_argument(
         "--device",
@@ -207,7 +215,7 @@ def cmd_bench_rerank(args: argparse.Namespace) -> int:
     if args.collection is not None:
         return _bench_training_epoch(args, settings)
     devices = None if args.device == "auto" else [args.device]
-    rows = bench_rerank(settings, args.models, devices)
+    rows = bench_rerank(settings, args.models, devices)  # None: the built-ins
     print(format_bench_rerank(settings, rows))
     return 0
 
@@ -220,7 +228,9 @@ def _bench_training_epoch(args: argparse.Namespace, settings: Any) -> int:
 
     collection = open_collection(args.collection)
     rows = []
-    for model in args.models:
+    from clir_toolkit.rerank import MODEL_NAMES
+
+    for model in args.models or MODEL_NAMES.builtin:
         config = TrainConfig(
             collection=collection.root,
             topics=collection.split_file("topics", args.split),

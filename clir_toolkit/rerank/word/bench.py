@@ -1,15 +1,16 @@
 """Speed of the rerankers (``clir bench rerank``): scoring throughput and training steps.
 
-For each model (K-NRM and the dual encoder) and each device (the CPU, and CUDA when torch
-sees a GPU) this measures, on random token ids of fixed lengths:
+For each model (any registered reranker; by default the built-ins, K-NRM and the dual
+encoder, built as ``clir rerank train`` builds them) and each device (the CPU, and CUDA
+when torch sees a GPU) this measures, on random token ids of fixed lengths:
 
 * **scoring**: query–document pairs per second in inference mode, batch after batch, as
   :func:`clir_toolkit.rerank.word.batches.score_batches` scores a run (padding trimmed
   there, none here: every text has its full length);
 * **training**: optimiser steps per second, each step a forward and backward pass over one
   batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.word.train.train_reranker` takes
-  them: K-NRM's pairwise hinge loss scores two documents per example, the dual encoder's
-  SOSL one.
+  them, with the model's default loss: K-NRM's pairwise hinge loss scores two documents
+  per example, the dual encoder's SOSL one.
 
 Each measurement runs ``warmup`` iterations first (CUDA kernels compiled and cached, memory
 allocated), then as many iterations as fit in ``seconds`` (at least ``min_iterations``);
@@ -33,11 +34,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from clir_toolkit.errors import UsageError
 
-MODELS = ("knrm", "dual")
 DEFAULT_PEAK_BANDWIDTH_GBS = 3350.0
 FLOAT32_BYTES = 4
 ID_BYTES = 8
@@ -124,18 +125,36 @@ def timed(action: Callable[[], object], device: Any, settings: BenchSettings) ->
     return elapsed / calls
 
 
-def build(model: str, settings: BenchSettings) -> Any:
-    """A freshly initialised model of the settings' sizes."""
-    from clir_toolkit.rerank.word.dual import DualEncoder
-    from clir_toolkit.rerank.word.knrm import KNRM
+def bench_config(model: str, settings: BenchSettings) -> Any:
+    """The training configuration the model ``model`` is measured with: its name, the
+    settings' text encoder and embedding size. The bench draws random ids instead of reading
+    a collection, so the configuration's files are empty paths that nothing reads."""
+    from clir_toolkit.rerank.word.train_config import TrainConfig
 
-    if model == "knrm":
-        return KNRM(settings.query_vocab, settings.doc_vocab, dim=settings.dim)
-    if model == "dual":
-        return DualEncoder(
-            settings.query_vocab, settings.doc_vocab, dim=settings.dim, encoder=settings.encoder
-        )
-    raise UsageError(f"unknown model {model!r} (choose {', '.join(MODELS)})")
+    nothing = Path()
+    return TrainConfig(collection=nothing, topics=nothing, qrels=nothing, run=nothing,
+                       output=nothing, model=model, encoder=settings.encoder,
+                       dim=settings.dim)  # fmt: skip
+
+
+def model_label(model: str, options: dict[str, Any]) -> str:
+    """How a row names a model: its name, followed by its text encoder when it has one
+    (``dual-avg``, ``dual-cnn``), since the encoder decides its speed."""
+    return f"{model}-{options['encoder']}" if "encoder" in options else model
+
+
+def build(model: str, settings: BenchSettings) -> tuple[Any, str]:
+    """A freshly initialised model of the settings' sizes, and the label of its rows.
+
+    Any registered reranker (:mod:`clir_toolkit.rerank.models`, or a plug-in's) is built
+    by its registered factory, with the options its training would give it."""
+    from clir_toolkit import registry
+    from clir_toolkit.rerank.word.prepare import model_options
+
+    options = model_options(bench_config(model, settings))
+    factory = registry.load("rerankers", model)
+    label = model_label(model, options)
+    return factory(settings.query_vocab, settings.doc_vocab, **options), label
 
 
 def random_ids(rows: int, length: int, vocab: int, generator: Any, device: Any) -> Any:
@@ -151,14 +170,22 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     import torch
 
     from clir_toolkit.compute.device import autocast
-    from clir_toolkit.rerank.losses.hinge import pairwise_hinge
-    from clir_toolkit.rerank.losses.sosl import sosl
+    from clir_toolkit.rerank import is_pairwise
+    from clir_toolkit.rerank.losses import build_loss
     from clir_toolkit.rerank.word.train import build_optimiser
+    from clir_toolkit.rerank.word.train_config import DEFAULT_LOSS, model_default
 
     torch.manual_seed(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
-    model = build(model_name, settings).to(device)
+    built, label = build(model_name, settings)
+    model = built.to(device)
     s = settings
+    # The loss the model trains with by default (K-NRM: pairwise hinge; dual: SOSL).
+    loss_name = model_default(model_name, "default_loss", DEFAULT_LOSS)
+    loss_fn, loss_module = build_loss(loss_name)
+    if loss_module is not None:
+        loss_module.to(device)
+    pairwise = is_pairwise(loss_name)
 
     # Scoring: inference mode, one batch of pairs per call.
     queries = random_ids(s.batch_size, s.query_len, s.query_vocab, generator, device)
@@ -173,7 +200,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     # Training: forward, backward and an Adam step per call.
     model.train()
-    optimiser: Any = build_optimiser(model, None, lr=1e-3)  # GradScaler takes it as one
+    optimiser: Any = build_optimiser(model, loss_module, lr=1e-3)  # GradScaler takes it
     scaler = torch.amp.GradScaler("cuda") if s.precision == "fp16" else None
     t_queries = random_ids(s.train_batch_size, s.query_len, s.query_vocab, generator, device)
     better = random_ids(s.train_batch_size, s.doc_len, s.doc_vocab, generator, device)
@@ -182,12 +209,10 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     def step() -> object:
         with autocast(s.precision, device):
-            if model_name == "knrm":
-                loss = pairwise_hinge(
-                    model(t_queries, better).float(), model(t_queries, worse).float()
-                )
+            if pairwise:  # the scores of two documents per example
+                loss = loss_fn(model(t_queries, better).float(), model(t_queries, worse).float())
             else:
-                loss = sosl(model(t_queries, better).float(), grades)
+                loss = loss_fn(model(t_queries, better).float(), grades)
         optimiser.zero_grad(set_to_none=True)
         if scaler is not None:
             scaler.scale(loss).backward()
@@ -205,7 +230,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     if device.type == "cuda":
         fraction = pairs_per_s * s.bytes_per_pair / (s.peak_bandwidth_gbs * 1e9)
     return BenchRow(
-        model=model_name if model_name == "knrm" else f"dual-{s.encoder}",
+        model=label,
         device=str(device),
         device_name=_device_name(device),
         score_pairs_per_s=pairs_per_s,
@@ -228,14 +253,16 @@ def _device_name(device: Any) -> str:
 
 def bench_rerank(
     settings: BenchSettings,
-    models: Sequence[str] = MODELS,
+    models: Sequence[str] | None = None,
     devices: Sequence[str] | None = None,
 ) -> list[BenchRow]:
-    """Measure every model on every device (default: the CPU, and CUDA when present)."""
+    """Measure every model (default: the built-in rerankers, :mod:`clir_toolkit.rerank.models`)
+    on every device (default: the CPU, and CUDA when present)."""
     import torch
 
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
+    from clir_toolkit.rerank import MODEL_NAMES
     from clir_toolkit.rerank.allocator import keep_freed_memory
 
     settings.check()
@@ -250,7 +277,7 @@ def bench_rerank(
             if settings.precision != "fp32" and target.type == "cpu" and len(targets) > 1:
                 continue  # mixed precision is a CUDA option; the CPU is measured in fp32 runs
             check_precision(settings.precision, target)
-            for model in models:
+            for model in MODEL_NAMES.builtin if models is None else models:
                 rows.append(bench_model(model, target, settings))
     finally:
         torch.set_num_threads(default_threads)
@@ -338,7 +365,7 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
     from clir_toolkit.rerank.allocator import keep_freed_memory
     from clir_toolkit.rerank.losses import build_loss
     from clir_toolkit.rerank.word.epoch import epoch_batches, train_step
-    from clir_toolkit.rerank.word.prepare import build_model, training_setup
+    from clir_toolkit.rerank.word.prepare import build_model, model_options, training_setup
     from clir_toolkit.rerank.word.train import build_optimiser
     from clir_toolkit.rerank.word.training_data import prepare_data
 
@@ -368,9 +395,8 @@ def bench_training_epoch(config: Any, settings: BenchSettings) -> EpochBench:
             return train_step(model, loss_fn, optimiser, scaler, examples, batch, config, device)
 
         seconds = timed(step, device, settings)
-        name = config.model if config.model == "knrm" else f"dual-{config.encoder}"
         return EpochBench(
-            model=name,
+            model=model_label(config.model, model_options(config)),
             device=str(device),
             device_name=_device_name(device),
             examples=len(examples),

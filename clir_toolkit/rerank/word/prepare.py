@@ -54,19 +54,26 @@ def build_model(config: TrainConfig, query_vocab: Vocabulary, doc_vocab: Vocabul
     (:mod:`clir_toolkit.rerank.models`) with the options it takes from ``config``."""
     from clir_toolkit import registry
 
-    reranker = registry.component("rerankers", config.model)
-    options: dict[str, Any] = {}
-    if config.dim is not None:
-        options["dim"] = config.dim
-    own_options = reranker.trait("train_options")
-    if own_options is not None:
-        options.update(own_options(config))
-    model = reranker.factory(len(query_vocab), len(doc_vocab), **options)
+    factory = registry.load("rerankers", config.model)
+    model = factory(len(query_vocab), len(doc_vocab), **model_options(config))
     if config.tie_embeddings:
         tie_query_rows(model, query_vocab, doc_vocab)
     if config.train_embeddings == "no":
         freeze_embeddings(model)
     return model
+
+
+def model_options(config: TrainConfig) -> dict[str, Any]:
+    """The keyword arguments the registered architecture of ``config`` is built with: the
+    embedding size when one is given, then the architecture's own options (its declared
+    ``train_options``: the dual encoder's text encoder, say)."""
+    from clir_toolkit import registry
+
+    options: dict[str, Any] = {} if config.dim is None else {"dim": config.dim}
+    own_options = registry.component("rerankers", config.model).trait("train_options")
+    if own_options is not None:
+        options.update(own_options(config))
+    return options
 
 
 def freeze_embeddings(model: Any) -> None:
