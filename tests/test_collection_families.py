@@ -243,6 +243,10 @@ def test_the_family_file_of_docs_extending_builds_and_a_recipe_names_it(
               "hard"])  # fmt: skip
     assert refused.value.code == 2
     assert "invalid choice: 'hard'" in capsys.readouterr().err
+    german = tmp_path / "toy-en-de"
+    assert main(["collection", "build", "toy", "--lang", "de", "--out", str(german)]) == 2
+    assert "no toy collection for language 'de': choose one of fr" in capsys.readouterr().err
+    assert not german.exists()  # refused before any work
     path = tmp_path / "toy.toml"
     path.write_text('collection = "toy"\nlanguages = ["fr"]\n', encoding="utf-8")
     recipe = load_recipe(path)

@@ -408,5 +408,5 @@ def test_command_line_refuses_an_unknown_language(tmp_path: Path) -> None:
     result = run_clir(
         "collection", "build", "manpages", "--lang", "xx", "--out", str(tmp_path / "out")
     )
-    assert_one_line_error(result, "no man-page collection for language 'xx'", status=2)
+    assert_one_line_error(result, "no manpages collection for language 'xx'", status=2)
     assert not (tmp_path / "out").exists()

@@ -81,6 +81,7 @@ def _refuse(error: ClirError, args: argparse.Namespace) -> int:
 def cmd_collection_build(args: argparse.Namespace) -> int:
     chosen = args.collection_family
     options = given_values(args, chosen.params)
+    chosen.check_language(args.lang)  # every family, a plug-in's too, before any work
     summary = chosen.build(args.lang, args.out, args.variant, not args.quiet, **options)
     print(chosen.format_summary(summary))
     return 0

@@ -93,6 +93,15 @@ class CollectionFamily:
         """The collection's directory name under ``data/``, ``indexes/`` and ``runs/``."""
         return collection_name(self.name, language, variant)
 
+    def check_language(self, language: str) -> None:
+        """Refuse a document language the family has no collections in (one line listing
+        those it has), before anything is read or written."""
+        if language not in self.languages:
+            raise UsageError(
+                f"no {self.name} collection for language {language!r}: choose one of "
+                f"{', '.join(self.languages)}"
+            )
+
     def build(
         self, language: str, out: Path, variant: str, progress: bool, **options: Any
     ) -> Any:

@@ -25,7 +25,8 @@ The ``[rerank]`` keys:
 * Training (:class:`~clir_toolkit.rerank.word.train_config.TrainConfig`): ``model``, ``encoder``,
   ``loss``, ``negatives`` (per query), ``epochs``, ``lr``, ``batch_size``, ``dim``,
   ``max_query_len``, ``max_doc_len``, ``min_count``, ``max_vocab``, ``seed``, ``device``,
-  ``precision``, ``grad_clip``, ``embeddings`` (a ``.vec`` file), ``depth`` (dev
+  ``precision``, ``grad_clip``, ``embeddings`` (a ``.vec`` file, or ``use-m3-tokens``),
+  ``train_embeddings`` (``no``: the pretrained table stays frozen), ``depth`` (dev
   candidates per query for model selection, and candidates reranked per query).
 * Options of the model and the loss that ``TrainConfig`` does not carry: ``epsilon`` (the
   dual encoder's smoothness ε, Liu et al. eq. 1), ``thresholds`` (SOSL's inner θ1, θ2,

@@ -141,6 +141,7 @@ TRAINING_KEYS = {
     "precision": "precision",
     "grad_clip": "grad_clip",
     "embeddings": "embeddings",
+    "train_embeddings": "train_embeddings",
 }
 
 
