@@ -96,7 +96,7 @@ class Param:
     type: type
     default: Any = None
     doc: str = ""
-    choices: Sequence[Any] = ()  # a tuple, or plugins.Names (built-ins + plug-ins)
+    choices: Sequence[Any] = ()  # a tuple, or registry.Names (built-ins + plug-ins)
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None

@@ -43,15 +43,14 @@ it is used. Groups, and what a component is called with:
   progress, **options)``; ``clir collection build NAME`` and a recipe's ``collection =
   "NAME"`` take it.
 
-:class:`Names` lists the built-in names of a kind followed by the installed plug-ins',
-looked up the first time they are needed, so that ``clir --help`` stays fast.
+:mod:`clir_toolkit.registry` lists the built-in names of a kind followed by the installed
+plug-ins', looked up the first time they are needed, so that ``clir --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterator, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -100,44 +99,3 @@ def load(group: str, name: str) -> Any:
             f"the plug-in {name!r} ({point.value}, entry point of {group}) cannot be "
             f"imported: {detail}"
         ) from None
-
-
-class Names(Sequence[str]):
-    """The built-in names of a component kind, then the plug-ins' (one table of names).
-
-    Behaves as the tuple of those names (``in``, iteration, ``len``), so that argparse
-    ``choices`` and recipe validation take it as they take a tuple; the entry points are
-    read the first time the names are needed, not at import.
-    """
-
-    def __init__(self, builtin: Sequence[str], group: str) -> None:
-        self.builtin = tuple(builtin)
-        self.group = group
-        self._names: tuple[str, ...] = ()
-        self._path: tuple[str, ...] | None = None
-
-    def _all(self) -> tuple[str, ...]:
-        # Read again when sys.path changed (a package installed into this process's path).
-        if self._path != tuple(sys.path):
-            extra = sorted(name for name in installed(self.group) if name not in self.builtin)
-            self._names, self._path = self.builtin + tuple(extra), tuple(sys.path)
-        return self._names
-
-    def is_plugin(self, name: str) -> bool:
-        """Whether ``name`` is one of the plug-ins' (not a built-in)."""
-        return name not in self.builtin and name in self._all()
-
-    def __getitem__(self, index: Any) -> Any:
-        return self._all()[index]
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.builtin or name in self._all()
-
-    def __repr__(self) -> str:
-        return f"Names({list(self._all())!r})"
