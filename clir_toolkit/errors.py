@@ -8,6 +8,7 @@ fault) and how to fix it; ``clir`` prints it without a traceback and exits with 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 
 class ClirError(Exception):
@@ -46,6 +47,11 @@ class OutputError(ClirError, OSError):
 class Interrupted(KeyboardInterrupt):
     """SIGTERM (or another terminating signal) turned into an exception, so that temporary
     files are removed on the way out as they are for Ctrl-C."""
+
+    received: ClassVar[list[int]] = []
+    """The terminating signals the command line's handler turned into this exception, in
+    order: code calling a library that replaces the exception with one of its own (Ray's
+    ``put`` does) can still tell that the command was interrupted."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")

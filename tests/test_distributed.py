@@ -250,3 +250,41 @@ def test_shards_must_be_positive_and_need_ray_in_the_bench(fr_index: Path, tmp_p
     result = run_clir("bench", "search", "--index", str(fr_index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--shards", "2")  # fmt: skip
     assert_one_line_error(result, "--shards needs --ray", status=2)
+
+
+class _SwallowingPut:
+    """What Ray's ``put`` does with an exception raised while it serialises a value: it
+    raises ``TypeError("Could not serialize the put value ...")`` instead (seen in CI when
+    SIGTERM arrived while the training data were being pickled)."""
+
+    def put(self, value: object) -> object:
+        import os
+        import time
+
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here, mid-serialisation
+            time.sleep(5)
+        except BaseException:
+            raise TypeError(f"Could not serialize the put value {value!r}") from None
+        return value
+
+
+def test_sigterm_while_ray_serialises_a_value_is_an_interruption_not_an_internal_error():
+    from clir_toolkit.cli import signals_as_exceptions
+    from clir_toolkit.distributed.cluster import put
+    from clir_toolkit.errors import Interrupted
+
+    with signals_as_exceptions(), pytest.raises(Interrupted) as stopped:
+        put(_SwallowingPut(), "prepared training")
+    assert stopped.value.signum == signal.SIGTERM
+
+
+def test_a_value_ray_cannot_serialise_is_still_its_own_error():
+    from clir_toolkit.distributed.cluster import put
+
+    class Unpicklable:
+        def put(self, value: object) -> object:
+            raise TypeError("Could not serialize the put value <lock>")
+
+    with pytest.raises(TypeError, match="Could not serialize"):
+        put(Unpicklable(), "a lock")

@@ -116,6 +116,7 @@ def signals_as_exceptions() -> Iterator[None]:
 
     def interrupt(signum: int, _frame: object) -> None:
         received.append(signum)
+        Interrupted.received.append(signum)
         raise Interrupted(signum)
 
     def send_signal_later(signum: int) -> None:

@@ -278,6 +278,25 @@ def gather(ray: Any, pending: list[Any]) -> list[Any]:
         raise
 
 
+def put(ray: Any, value: Any) -> Any:
+    """``ray.put(value)``, with an interruption during it raised as the interruption it is.
+
+    Ray serialises the value itself and turns any exception raised meanwhile into
+    ``TypeError: Could not serialize the put value ...`` — also the :class:`Interrupted` that
+    Ctrl-C or SIGTERM raises while the training data are pickled, which then ended the
+    command as an internal error (exit 1, a page of the value's repr) instead of
+    ``clir: interrupted`` (143). Seen in CI on an interrupted ``clir rerank train --ddp``;
+    the signal is known from :attr:`Interrupted.received`, since Ray's ``TypeError`` does
+    not carry it."""
+    signals = len(Interrupted.received)
+    try:
+        return ray.put(value)
+    except Exception:
+        if len(Interrupted.received) > signals:
+            raise Interrupted(Interrupted.received[-1]) from None
+        raise
+
+
 def chunks(items: Sequence[Any], count: int) -> list[list[Any]]:
     """``items`` cut into at most ``count`` contiguous, non-empty runs of near-equal length."""
     count = max(1, min(count, len(items)))

@@ -63,6 +63,7 @@ from clir_toolkit.distributed.cluster import (
     connected,
     gather,
     import_ray,
+    put,
 )
 from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank.candidates import (
@@ -157,7 +158,7 @@ def score_encoded_on(
         max_task_retries=RETRIES,
     )(BatchScorer)
     tensors = dataclasses.replace(encoded, pairs=[])  # the actors need the tensors only
-    shared = [ray.put(data), ray.put(tensors)]
+    shared = [put(ray, data), put(ray, tensors)]
     actors = [actor.remote(str(path), device, precision) for _ in range(count)]
     bounds = batch_bounds(len(encoded.pairs), batch_size)
     parts = chunks(bounds, count * CHUNKS_PER_WORKER)

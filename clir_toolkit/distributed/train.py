@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from clir_toolkit.distributed.cluster import ClusterSpec, connected, import_ray_train
+from clir_toolkit.distributed.cluster import ClusterSpec, connected, import_ray_train, put
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.files import scratch
 from clir_toolkit.rerank.training import EpochRecord, TrainReport
@@ -286,7 +286,7 @@ def train_reranker_on_ray(
         with scratch(config.output) as storage:
             trainer = _command_line_trainer(TorchTrainer)(
                 _train_worker,
-                train_loop_config={"prepared": ray.put(prepared), "use_gpu": use_gpu,
+                train_loop_config={"prepared": put(ray, prepared), "use_gpu": use_gpu,
                                    "where": where},
                 scaling_config=ScalingConfig(num_workers=workers, use_gpu=use_gpu),
                 torch_config=TorchConfig(backend=backend),
