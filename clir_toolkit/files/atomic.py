@@ -1,37 +1,14 @@
-"""Writing files so that nothing is lost and nothing is half-written.
+"""Writing one file so that nothing is lost and nothing is half-written
+(:func:`atomic_write`), and the temporaries that make it so: a file or a directory
+(:func:`scratch`) beside the destination, named ``.NAME.<random>.tmp``, removed on the
+way out even when a signal lands meanwhile.
 
-Every output of the toolkit goes through :func:`atomic_write` (one file) or
-:func:`atomic_directory` (a directory such as an index or a collection). Both write into a
-temporary sibling and rename it into place only when it is complete, so an interrupted or
-failed command leaves the destination exactly as it was. The guarantees, and their limits:
+Also what every output shares: OS errors said in one line with their fix
+(:func:`output_error`), ``-`` for standard output (:func:`is_stdout`), and destinations a
+rename would destroy (a symbolic link is followed; a device or FIFO is written through; a
+socket is refused).
 
-* **Only our own outputs are replaced.** A directory is replaced only if it is empty or
-  holds the marker file of the kind of output being written (``clir-index.json`` for an
-  index, ``manifest.json`` for a collection); anything else is refused before anything is
-  touched (:func:`check_replaceable`).
-* **One writer at a time.** A directory's writer holds an exclusive lock on the sibling
-  ``.NAME.lock`` (``fcntl.flock``, released by the kernel if the process dies); a second
-  writer is refused with the first one's process id.
-* **Safe at every instant.** Replacing a directory takes two renames
-  (``NAME → .NAME.old``, ``.NAME.*.tmp → NAME``). A crash between them leaves the old
-  directory as ``.NAME.old``; the next writer or reader of ``NAME`` renames it back
-  (:func:`recover_directory`). Temporary ``.NAME.*.tmp`` leftovers of a killed process are
-  removed by the next writer, under the lock.
-* **Signals.** SIGINT and SIGTERM become Python exceptions in the command line, so the
-  temporaries are removed on the way out. ``kill -9`` cannot be cleaned up after at once:
-  its leftovers are what the next writer removes.
-* **OS errors are one line.** An unwritable, full or read-only destination raises
-  :class:`~clir_toolkit.errors.OutputError` naming the path and the fix.
-* **Special destinations.** ``-`` is standard output. A symbolic link is followed: its
-  target is replaced atomically and the link stays. A device, FIFO or other file that is
-  not a regular file is written through, in place, with no rename (``/dev/null`` stays a
-  device, a reader of a FIFO gets the data); a socket cannot be written and is refused.
-* **An output is never an input.** :func:`check_not_an_input` refuses, before any work, an
-  output that is (through links or hard links) one of the command's inputs, or that lies
-  inside an index or a collection directory.
-
-Data the toolkit sets up or caches for itself (dictionaries, WordNet, the DDTP lists,
-trained embeddings) lives under :func:`data_dir`.
+Also, for now, directories replaced atomically (:func:`atomic_directory`).
 """
 
 from __future__ import annotations
@@ -39,13 +16,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import secrets
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -65,15 +41,6 @@ _OS_ERROR_FIXES = {
     errno.ENAMETOOLONG: "the name is too long; choose a shorter path",
     errno.EEXIST: "choose another path",
 }
-
-
-def data_dir() -> Path:
-    """Where the toolkit keeps data it sets up or caches: ``$CLIR_DATA``, by default
-    ``~/.local/share/clir_toolkit``."""
-    configured = os.environ.get("CLIR_DATA", "").strip()
-    return (
-        Path(configured).expanduser() if configured else Path.home() / ".local/share/clir_toolkit"
-    )
 
 
 #: Errors of a write that mean the destination's device is full, whoever wrote.
@@ -166,6 +133,15 @@ def _check_parent(target: Path) -> None:
         raise output_error(target, exc) from None
     if not target.parent.is_dir():
         raise output_error(target, not_a_directory)
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path``, a file, a link or a directory tree; one already gone is no error."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 STDOUT = "-"
@@ -270,66 +246,21 @@ def _writing_stdout(mode: str, encoding: str | None) -> Iterator[IO]:
                 text.detach()  # standard output stays open for the rest of the command
 
 
-# --- outputs that are inputs ------------------------------------------------------------------
+@contextlib.contextmanager
+def scratch(path: str | Path) -> Iterator[Path]:
+    """A temporary working directory beside ``path`` (``.NAME.*.tmp``), removed on exit.
 
-
-def _same_file(first: Path, second: Path) -> bool:
-    """Whether two paths name one file: the same real path, or the same inode (hard links,
-    bind mounts)."""
-    if os.path.realpath(first) == os.path.realpath(second):
-        return True
-    try:
-        a, b = os.stat(first), os.stat(second)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def check_not_an_input(
-    output: str | Path,
-    inputs: Iterable[str | Path],
-    *,
-    containers: Mapping[str, Callable[[Path], bool]],
-    option: str | None = None,
-) -> None:
-    """Refuse, in one line and before any work, to write ``output`` where it would destroy
-    what the command reads or what the toolkit built.
-
-    ``inputs``: the command's input paths; the output may not be one of them, through
-    symbolic or hard links, nor a directory that holds one. ``containers``: what a kind of
-    directory is → whether a directory is one (``"an index"`` → holds
-    ``clir-index.json``); the output may not lie inside such a directory (a file of a
-    collection or of an index, whose checksums and Lucene files must stay as they were
-    built), though it may be one (``clir index`` replaces an index). ``option`` names the
-    output in the message.
+    Beside the destination rather than in the system's temporary directory: it lives on the
+    destination's file system, and the next writer of ``path`` removes it if a killed
+    process left it behind.
     """
-    if is_stdout(output):
-        return
-    named = f"{option} {output}" if option else str(output)
-    real = Path(os.path.realpath(absolute(output)))
-    for given in inputs:
-        if is_stdout(given):
-            continue
-        if _same_file(Path(output), Path(given)):
-            raise OutputError(
-                f"{named}: is the input {given}; writing it would destroy that input, so "
-                "nothing was changed (choose another output path)"
-            )
-        if real in Path(os.path.realpath(absolute(given))).parents:  # a directory replaced
-            raise OutputError(
-                f"{named}: holds the input {given}; replacing it would destroy that input, "
-                "so nothing was changed (choose another output path)"
-            )
-    for directory in real.parents:
-        for what, is_one in containers.items():
-            if is_one(directory):
-                raise OutputError(
-                    f"{named}: is inside {what} ({directory}), whose files must stay as they "
-                    "were built; nothing was changed (write it outside that directory)"
-                )
-
-
-# --- directories ------------------------------------------------------------------------------
+    target = absolute(path)
+    _check_parent(target)
+    with (
+        _temporary_beside(path, lambda name: os.mkdir(name, 0o777)) as (tmp, _),
+        _full_device_names(path),
+    ):
+        yield tmp
 
 
 def _old(target: Path) -> Path:
@@ -341,19 +272,12 @@ def _lock_path(target: Path) -> Path:
 
 
 def _temporaries(target: Path) -> list[Path]:
-    """Temporary siblings of ``target`` made by :func:`atomic_directory`, :func:`scratch`
-    or :func:`atomic_write`."""
+    """Temporary siblings of ``target`` made by :func:`atomic_directory`,
+    :func:`~clir_toolkit.files.atomic.scratch` or
+    :func:`~clir_toolkit.files.atomic.atomic_write`."""
     with contextlib.suppress(FileNotFoundError):
         return sorted(target.parent.glob(f".{target.name}.*.tmp"))
     return []
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
 
 
 def check_replaceable(path: str | Path, marker: str, what: str) -> None:
@@ -449,23 +373,6 @@ def recover_directory(path: str | Path, *, locked: bool = False) -> None:
             _remove(leftover)
 
 
-@contextlib.contextmanager
-def scratch(path: str | Path) -> Iterator[Path]:
-    """A temporary working directory beside ``path`` (``.NAME.*.tmp``), removed on exit.
-
-    Beside the destination rather than in the system's temporary directory: it lives on the
-    destination's file system, and the next writer of ``path`` removes it if a killed
-    process left it behind.
-    """
-    target = absolute(path)
-    _check_parent(target)
-    with (
-        _temporary_beside(path, lambda name: os.mkdir(name, 0o777)) as (tmp, _),
-        _full_device_names(path),
-    ):
-        yield tmp
-
-
 #: Finds the first entry of an earlier output directory that its writer did not make (a
 #: user's file put there), or None: see :func:`check_only_ours`.
 ForeignEntry = Callable[[Path], Path | None]
@@ -528,22 +435,3 @@ def atomic_directory(
                     os.replace(tmp, target)
             except OSError as exc:
                 raise output_error(path, exc) from None
-
-
-def sha256_file(path: str | Path, chunk_size: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def file_stamps(paths: Iterable[str | Path]) -> list[tuple[str, int, int]]:
-    """(path, size, modification time in ns) of each file: what a cache built from these
-    files records, to notice when one of them changed."""
-    stamps = []
-    for path in paths:
-        stat = Path(path).stat()
-        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
-    return stamps
