@@ -34,8 +34,8 @@ Data the toolkit sets up or caches for itself (dictionaries, WordNet, the DDTP l
 trained embeddings) lives under :func:`data_dir`.
 
 One module a concern: :mod:`.atomic` (one file written atomically, its temporaries,
-standard output and special files, OS errors in one line; and, for now, a directory
-replaced atomically: ownership checks, the lock, recovery), :mod:`.inputs` (an
+standard output and special files, OS errors in one line), :mod:`.directories` (a
+directory replaced atomically: ownership checks, the lock, recovery), :mod:`.inputs` (an
 output that is an input), :mod:`.hashing` (files' fingerprints) and :mod:`.data`
 (:func:`data_dir`). Every public name is re-exported here: callers import from
 :mod:`clir_toolkit.files`.
@@ -43,20 +43,22 @@ output that is an input), :mod:`.hashing` (files' fingerprints) and :mod:`.data`
 
 from clir_toolkit.files.atomic import (
     STDOUT,
-    ForeignEntry,
     absolute,
-    atomic_directory,
     atomic_write,
-    check_only_ours,
-    check_replaceable,
     describe_os_error,
-    directory_lock,
     is_stdout,
     output_error,
-    recover_directory,
     scratch,
 )
 from clir_toolkit.files.data import data_dir
+from clir_toolkit.files.directories import (
+    ForeignEntry,
+    atomic_directory,
+    check_only_ours,
+    check_replaceable,
+    directory_lock,
+    recover_directory,
+)
 from clir_toolkit.files.hashing import file_stamps, sha256_file
 from clir_toolkit.files.inputs import check_not_an_input
 
