@@ -32,165 +32,41 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit import __version__, files, jvm
-from clir_toolkit.analysis import (
-    ANALYZER_KINDS,
-    AnalyzerSpec,
-    analyzer_for,
-    pretokenize,
-    recorded_spec_problem,
-)
+from clir_toolkit import __version__, jvm
+from clir_toolkit.analysis import AnalyzerSpec, analyzer_for, pretokenize
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import (
     absolute,
     atomic_directory,
-    atomic_write,
     check_replaceable,
     directory_lock,
     recover_directory,
     scratch,
 )
-from clir_toolkit.formats import count_lines, iter_corpus, parse_json
+from clir_toolkit.formats import count_lines, iter_corpus
+from clir_toolkit.index.layout import (
+    INDEX_KIND,
+    check_only_ours,
+    count_documents,
+    foreign_entry,
+    shard_dirs,
+)
+from clir_toolkit.index.sidecar import SIDECAR, IndexInfo, read_index_info, write_sidecar
 from clir_toolkit.vectors import (
-    TEMPORARY_FILE,
-    VECTORS_FILE,
     DenseRecord,
     encode_corpus,
-    record_from_json,
     record_to_json,
     stale_vectors_files,
     write_graph,
     write_vectors,
 )
-
-SIDECAR = "clir-index.json"
-SIDECAR_FORMAT = 2
-"""The version of an index's layout: 1, the documents indexed as written; 2, their text in
-Unicode's composed form (NFC), the form queries are analysed in. A format-1 index is still
-searched, but :func:`is_index_of` no longer counts it as the index of its collection, so
-that ``clir run`` rebuilds it."""
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """What ``clir-index.json`` records about an index."""
-
-    language: str
-    analyzer_kind: str
-    analyzer_name: str
-    documents: int
-    collection: str
-    collection_sha256: str
-    store_raw: bool
-    created_by: str
-    seconds: float
-    format: int = SIDECAR_FORMAT
-    shards: int = 1
-    """Lucene indexes the documents were split into (``shard-NN/`` beside the sidecar),
-    searched as one by :func:`open_reader`; 1: the index directory is the Lucene index."""
-    dense: DenseRecord | None = None
-    """The documents' vectors stored with the index (``clir index --dense``), or None."""
-
-    @property
-    def analyzer(self) -> AnalyzerSpec:
-        kind = self.analyzer_kind
-        if kind not in ANALYZER_KINDS:
-            raise ClirError(
-                f"unknown analyzer kind '{kind}' in the index sidecar "
-                "(rebuild the index with: clir index --collection DIR --index IDX)"
-            )
-        return AnalyzerSpec(self.language, kind, self.analyzer_name)  # type: ignore[arg-type]
-
-
-#: The JSON types each sidecar field admits, and their name for messages.
-_STRING, _INTEGER = ((str,), "a string"), ((int,), "an integer")
-_SIDECAR_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "language": _STRING,
-    "analyzer_kind": _STRING,
-    "analyzer_name": _STRING,
-    "documents": _INTEGER,
-    "collection": _STRING,
-    "collection_sha256": _STRING,
-    "store_raw": ((bool,), "true or false"),
-    "created_by": _STRING,
-    "seconds": ((int, float), "a number"),
-    "format": _INTEGER,
-    "shards": _INTEGER,
-    "dense": ((dict,), "a JSON object"),
-}
-
-
-def read_index_info(index: str | Path) -> IndexInfo:
-    """The sidecar of an index built by ``clir index``, with a clear error otherwise.
-
-    An index whose replacement a crash interrupted is recovered first
-    (:func:`clir_toolkit.files.recover_directory`).
-    """
-    index = Path(index)
-    recover_directory(index)
-    sidecar = index / SIDECAR
-    if not sidecar.is_file():
-        if not index.is_dir():
-            raise ClirError(f"{index}: no such index (build one with: clir index ...)")
-        raise ClirError(
-            f"{index}: no {SIDECAR} sidecar; this index was not built by 'clir index' "
-            "(rebuild it with: clir index --collection DIR --index IDX)"
-        )
-    rebuild = "rebuild the index with: clir index --collection DIR --index IDX"
-    try:
-        text = sidecar.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise FormatError(sidecar, None, "the index sidecar is not UTF-8", rebuild) from None
-    values = parse_json(sidecar, None, text)
-    if not isinstance(values, dict):
-        raise FormatError(sidecar, None, "the index sidecar is not a JSON object", rebuild)
-    for field in fields(IndexInfo):
-        expected, expected_name = _SIDECAR_TYPES[field.name]
-        if field.name not in values:
-            if field.default is MISSING:
-                raise FormatError(sidecar, None, f"the index sidecar lacks '{field.name}'", rebuild)
-            continue
-        value = values[field.name]
-        if isinstance(value, bool) is not (bool in expected) or not isinstance(value, expected):
-            raise FormatError(
-                sidecar,
-                None,
-                f"'{field.name}' must be {expected_name}, found {json.dumps(value)[:40]}",
-                rebuild,
-            )
-    version = values.setdefault("format", 1)  # sidecars without one predate formats
-    if version > SIDECAR_FORMAT:
-        raise FormatError(
-            sidecar,
-            None,
-            f"the index was built by a newer clir_toolkit (format {version}; this one reads "
-            f"formats up to {SIDECAR_FORMAT})",
-            "rebuild the index with this version, or upgrade clir_toolkit",
-        )
-    for field_name in ("format", "shards"):
-        if values.get(field_name, 1) < 1:
-            problem = f"'{field_name}' must be at least 1, found {values[field_name]}"
-            raise FormatError(sidecar, None, problem, rebuild)
-    unknown = sorted(set(values) - {field.name for field in fields(IndexInfo)})
-    if unknown:
-        problem = f"unknown field '{unknown[0]}' in the index sidecar"
-        raise FormatError(sidecar, None, problem, rebuild)
-    if "dense" in values:
-        values["dense"] = record_from_json(sidecar, values["dense"], rebuild)
-    info = IndexInfo(**values)
-    info.analyzer  # noqa: B018  (validates the analyzer kind)
-    language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
-    if language_problem is not None:
-        raise FormatError(sidecar, None, f"the index's 'language': {language_problem}", rebuild)
-    return info
 
 
 def write_normalised_corpus(
@@ -258,58 +134,6 @@ def indexing_arguments(
     return args
 
 
-def is_index_of(index: str | Path, collection: str | Path) -> bool:
-    """Whether ``index`` is an index built by ``clir index`` from ``collection`` as it is
-    now (its sidecar records the collection's fingerprint), in this toolkit's format."""
-    try:
-        info = read_index_info(index)
-    except ClirError:
-        return False
-    if info.format != SIDECAR_FORMAT:
-        return False
-    return info.collection_sha256 == open_collection(collection).fingerprint()
-
-
-def shard_dirs(root: Path, shards: int) -> list[Path]:
-    """The directories of an index's shards: ``root`` itself when there is one, else
-    ``root/shard-00``, ``root/shard-01``, …"""
-    if shards == 1:
-        return [root]
-    width = max(2, len(str(shards - 1)))
-    return [root / f"shard-{i:0{width}d}" for i in range(shards)]
-
-
-def open_reader(index: str | Path, info: IndexInfo | None = None) -> Any:
-    """One Lucene ``IndexReader`` over the whole index, sharded or not.
-
-    The shards of a sharded index are opened under one ``MultiReader``: Lucene's
-    ``IndexSearcher`` then takes every term statistic (document frequency) and collection
-    statistic (document count, total term frequency, hence BM25's average length) over all
-    of them, exactly as over the segments of one index, so a document scores the same as in
-    the unsharded index, and ties are cut by docid as there (:class:`~clir_toolkit.search.
-    Searcher`'s sort). What Elasticsearch calls ``dfs_query_then_fetch`` is built in.
-    """
-    info = info or read_index_info(index)
-    if info.shards == 1:
-        return jvm.open_index_reader(index)
-    readers = [jvm.open_index_reader(path) for path in shard_dirs(Path(index), info.shards)]
-    shards = [jvm.cast("org.apache.lucene.index.IndexReader", reader) for reader in readers]
-    multi = jvm.java_class("org.apache.lucene.index.MultiReader")
-    return multi(shards, True)  # closing the MultiReader closes the shards
-
-
-def count_documents(index_dir: Path, shards: int = 1) -> int:
-    """Number of documents Lucene sees in an index (over all its shards)."""
-    total = 0
-    for path in shard_dirs(index_dir, shards):
-        reader = jvm.open_index_reader(path)
-        try:
-            total += int(reader.numDocs())
-        finally:
-            reader.close()
-    return total
-
-
 @dataclass(frozen=True)
 class ShardJob:
     """One Lucene index to build: the normalised corpus in ``source/docs.jsonl`` into
@@ -335,50 +159,6 @@ def build_shards_here(spec: AnalyzerSpec, jobs: Sequence[ShardJob], progress: bo
     """The shards one after the other in this process (each with its own threads)."""
     for job in jobs:
         build_shard(spec, job, progress)
-
-
-#: What ``clir index`` refuses to replace: anything that is not an index it built.
-INDEX_KIND = "an index built by 'clir index'"
-
-#: The names of the files Lucene writes in an index (its ``IndexFileNames``): segment files
-#: ``_0.cfs``, ``_0_Lucene99_0.doc``, ..., the commit points ``segments_N`` (and
-#: ``pending_segments_N`` while one is written) and ``write.lock``.
-_LUCENE_FILE = re.compile(r"_[a-z0-9]+(_.*)?\..+|(pending_)?segments_[a-z0-9]+|write\.lock")
-_SHARD_DIR = re.compile(r"shard-[0-9]{2,}")
-
-
-def foreign_entry(index: Path) -> Path | None:
-    """The first entry (in name order) of an index directory that ``clir index`` did not
-    write, or None: an index holds only its sidecar, Lucene's files, and for a sharded index
-    ``shard-NN/`` directories of Lucene's files (never a symbolic link)."""
-
-    def ours(entry: Path) -> bool:
-        return (
-            entry.is_file() and not entry.is_symlink() and bool(_LUCENE_FILE.fullmatch(entry.name))
-        )
-
-    for entry in sorted(index.iterdir()):
-        if entry.name == SIDECAR and entry.is_file() and not entry.is_symlink():
-            continue
-        if (VECTORS_FILE.fullmatch(entry.name) or TEMPORARY_FILE.fullmatch(entry.name)) and (
-            entry.is_file() and not entry.is_symlink()
-        ):
-            continue
-        if _SHARD_DIR.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
-            inside = next((item for item in sorted(entry.iterdir()) if not ours(item)), None)
-            if inside is not None:
-                return inside
-            continue
-        if not ours(entry):
-            return entry
-    return None
-
-
-def check_only_ours(index_path: str | Path) -> None:
-    """Refuse, in one line and touching nothing, to replace an index directory that holds
-    anything besides what ``clir index`` wrote (:func:`foreign_entry`): the replacement
-    removes the old directory whole, and a user's file put there would be lost with it."""
-    files.check_only_ours(index_path, SIDECAR, INDEX_KIND, foreign_entry)
 
 
 def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> None:
@@ -537,20 +317,6 @@ def build_index(
         )
         write_sidecar(index_dir, info)
     return info
-
-
-def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
-    """Write (or replace, atomically) the sidecar ``clir-index.json`` of ``info``."""
-    record = asdict(info)
-    if info.shards == 1:  # the sidecar of an unsharded index, as before shards
-        del record["shards"]
-    if info.dense is None:  # the sidecar of an index without vectors, as before them
-        del record["dense"]
-    else:
-        record["dense"] = record_to_json(info.dense)
-    with atomic_write(index_dir / SIDECAR) as handle:
-        json.dump(record, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
 
 
 def check_hnsw(hnsw: int, encoder: str | None) -> None:
