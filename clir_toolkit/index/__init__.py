@@ -6,7 +6,8 @@
   it as one index (:func:`open_reader`, :func:`count_documents`);
 * :mod:`.build`: building an index from a collection (:func:`build_index`: the corpus
   normalised, Anserini's ``IndexCollection`` run shard by shard, the result moved into
-  place atomically), and the dense vectors stored with an index (:func:`add_dense_vectors`).
+  place atomically);
+* :mod:`.dense`: the dense vectors stored with an index (:func:`add_dense_vectors`).
 
 Every name is re-exported here: callers import from :mod:`clir_toolkit.index`.
 """
@@ -14,15 +15,14 @@ Every name is re-exported here: callers import from :mod:`clir_toolkit.index`.
 from clir_toolkit.index.build import (
     ShardBuilder,
     ShardJob,
-    add_dense_vectors,
     build_index,
     build_shard,
     build_shards_here,
-    check_hnsw,
     indexing_arguments,
     run_lucene_indexer,
     write_normalised_corpus,
 )
+from clir_toolkit.index.dense import add_dense_vectors, check_hnsw
 from clir_toolkit.index.layout import (
     INDEX_KIND,
     check_only_ours,
