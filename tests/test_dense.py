@@ -187,13 +187,13 @@ def test_dense_adds_vectors_to_an_existing_index_without_rebuilding_lucene(
 
 INTERRUPTED_ADD = textwrap.dedent("""
     import os, sys
-    import clir_toolkit.index as index
+    import clir_toolkit.index.dense as dense
     def interrupted(*args, **kwargs):   # Ctrl-C once the vectors are written, before the sidecar
         if sys.argv[3] == "kill":
             os._exit(9)
         raise KeyboardInterrupt
-    index.write_sidecar = interrupted
-    index.add_dense_vectors(sys.argv[2], "use-m3", sys.argv[1], verbose=False)
+    dense.write_sidecar = interrupted
+    dense.add_dense_vectors(sys.argv[2], "use-m3", sys.argv[1], verbose=False)
 """)
 
 

@@ -566,11 +566,10 @@ def test_a_signal_that_makes_rmtree_close_a_descriptor_twice_still_removes_the_s
     above caught it about once in 40 runs; here it happens on the first removal."""
     import errno
 
-    from clir_toolkit import files
     from clir_toolkit.errors import Interrupted
-    from clir_toolkit.files import scratch
+    from clir_toolkit.files import atomic, scratch
 
-    real_remove = files._remove
+    real_remove = atomic.remove_path
     calls = []
 
     def remove_interrupted_once(path: Path) -> None:
@@ -582,7 +581,7 @@ def test_a_signal_that_makes_rmtree_close_a_descriptor_twice_still_removes_the_s
                 raise OSError(errno.EBADF, "Bad file descriptor")  # noqa: B904 (as rmtree)
         real_remove(path)
 
-    monkeypatch.setattr(files, "_remove", remove_interrupted_once)
+    monkeypatch.setattr(atomic, "remove_path", remove_interrupted_once)
     with pytest.raises(Interrupted), scratch(tmp_path / "out.d") as directory:
         (directory / "f").write_text("x")
     assert len(calls) == 2 and list(tmp_path.iterdir()) == []

@@ -379,6 +379,7 @@ def test_clir_search_reads_the_index_sidecar_once(
     the language searched for and the index searched come from one reading."""
     from clir_toolkit import index as index_module
     from clir_toolkit.cli import main
+    from clir_toolkit.index import layout as layout_module
     from clir_toolkit.search import searcher as searcher_module
 
     reads: list[Path] = []
@@ -388,6 +389,7 @@ def test_clir_search_reads_the_index_sidecar_once(
         return read_index_info(index)
 
     monkeypatch.setattr(index_module, "read_index_info", counted)
+    monkeypatch.setattr(layout_module, "read_index_info", counted)  # open_reader's
     monkeypatch.setattr(searcher_module, "read_index_info", counted)
     run = tmp_path / "run.trec"
     topics = TINY_FR / "topics.dev.tsv"

@@ -1,0 +1,105 @@
+"""Dense vectors stored with an index (``clir index --dense``): the checks of their options
+(:func:`check_hnsw`), the documents encoded for the index (:func:`encode_for_index`), and
+:func:`add_dense_vectors`, which adds them to an existing index without rebuilding Lucene.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.collection import Collection, open_collection
+from clir_toolkit.errors import ClirError, UsageError
+from clir_toolkit.files import directory_lock, recover_directory
+from clir_toolkit.index.sidecar import SIDECAR, IndexInfo, read_index_info, write_sidecar
+from clir_toolkit.vectors import (
+    DenseRecord,
+    encode_corpus,
+    record_to_json,
+    stale_vectors_files,
+    write_graph,
+    write_vectors,
+)
+
+
+def check_hnsw(hnsw: int, encoder: str | None) -> None:
+    """Refuse an HNSW ``M`` below 2 (0: no graph), or a graph without vectors."""
+    if hnsw and encoder is None:
+        raise UsageError("--hnsw needs --dense: it is the graph of the dense vectors")
+    if hnsw < 0 or hnsw == 1:
+        raise UsageError(f"--hnsw must be at least 2 neighbours a node, or 0 (got {hnsw})")
+
+
+def _sidecar_names(index: Path, file: str) -> bool:
+    """Whether the sidecar on disk names the vectors file ``file`` (it was replaced)."""
+    try:
+        return json.loads((index / SIDECAR).read_text(encoding="utf-8"))["dense"]["file"] == file
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def encode_for_index(
+    collection: Collection, encoder: str, cache_dir: str | Path | None, verbose: bool
+) -> tuple[list[str], Any, DenseRecord]:
+    """The collection's documents encoded for the index (through the vector cache)."""
+    from clir_toolkit.rerank.data.documents import cache_dir_for
+
+    where = cache_dir_for(collection.root, cache_dir)
+    return encode_corpus(collection.corpus, encoder, where, verbose)
+
+
+def add_dense_vectors(
+    index_path: str | Path,
+    encoder: str,
+    collection_path: str | Path | None = None,
+    *,
+    cache_dir: str | Path | None = None,
+    verbose: bool = True,
+    hnsw: int = 0,
+) -> IndexInfo:
+    """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
+
+    The documents come from ``collection_path`` (default: the collection the sidecar
+    records), which must be the collection the index was built from, as it is now. The
+    vectors file is written first and the sidecar replaced after it, both atomically, under
+    the index's lock: an interruption at any point leaves the index as it was.
+    """
+    check_hnsw(hnsw, encoder)
+    index = Path(index_path)
+    info = read_index_info(index)
+    source = collection_path if collection_path is not None else info.collection
+    collection = open_collection(source)
+    if collection.fingerprint() != info.collection_sha256:
+        raise ClirError(
+            f"{index}: was built from another state of {collection.corpus}; nothing was "
+            f"changed (rebuild it with: clir index --collection {source} --index {index} "
+            f"--dense {encoder})"
+        )
+    with directory_lock(index):
+        recover_directory(index, locked=True)
+        info = read_index_info(index)  # again, under the lock
+        docids, matrix, record = encode_for_index(collection, encoder, cache_dir, verbose)
+        if len(docids) != info.documents:
+            raise ClirError(
+                f"{collection.corpus}: holds {len(docids)} documents, the index "
+                f"{info.documents}; nothing was changed (rebuild the index)"
+            )
+        record = dataclasses.replace(record, hnsw=hnsw)
+        updated = dataclasses.replace(info, dense=record)
+        written = [record.file, *([record.graph_file] if hnsw else [])]
+        new = [name for name in written if not (index / name).exists()]
+        try:
+            write_vectors(index, docids, matrix, record)
+            if hnsw:
+                write_graph(index, matrix, record)
+            write_sidecar(index, updated)
+        except BaseException:  # Ctrl-C included: the index goes back to what it was
+            if not _sidecar_names(index, record.file):
+                for name in new:
+                    (index / name).unlink(missing_ok=True)
+            raise
+        for stale in stale_vectors_files(index, record_to_json(record)):
+            stale.unlink(missing_ok=True)
+    return updated
