@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from clir_toolkit.errors import ClirError
+from clir_toolkit.rerank.contract import ScoreRequest
 from clir_toolkit.rerank.model_io import read_model_file
 from clir_toolkit.rerank.score import FAMILIES, reranker_of, score_run
 from clir_toolkit.rerank.sentence.family import FINE_TUNED
@@ -47,11 +48,11 @@ def test_the_word_level_family_trains_loads_and_scores_through_the_contract(
     assert family is WORD_LEVEL
     loaded = family.load(report.output, data, "cpu")
     assert loaded.model_type == "knrm" and not loaded.model.training
-    scored = family.score(
-        report.output, data, TINY_FR, TOPICS, first_stage, depth=3,
-        device=torch.device("cpu"), batch_size=4, precision="fp32", interpolate=None,
-        cache_dir=tmp_path / "cache", verbose=False,
+    request = ScoreRequest(
+        TINY_FR, TOPICS, first_stage, depth=3, device=torch.device("cpu"), batch_size=4,
+        precision="fp32", interpolate=None, cache_dir=tmp_path / "cache", verbose=False,
     )  # fmt: skip
+    scored = family.score(report.output, data, request)
     assert (scored.model, scored.device, scored.interpolate) == ("knrm", "cpu", None)
     tops = {(qid, row.docid) for qid, rows in scored.ranked.items() for row in rows[:3]}
     assert set(scored.neural) == tops  # each query's top 3 scored, nothing else

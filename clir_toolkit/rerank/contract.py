@@ -51,6 +51,24 @@ class ScoredCandidates:
     measured default (None: the model alone)."""
 
 
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``clir rerank score`` asks of a model file: the candidates to score and how."""
+
+    collection: str | Path
+    topics: str | Path
+    run: str | Path
+    """The first-stage run whose top :attr:`depth` candidates of each query are scored."""
+    depth: int
+    device: torch.device
+    batch_size: int
+    precision: str
+    interpolate: float | None
+    """λ asked for (None: the family's measured default)."""
+    cache_dir: str | Path | None
+    verbose: bool
+
+
 class Reranker(Protocol):
     """A family of trained rerankers: how its models are trained, saved, loaded and scored."""
 
@@ -70,22 +88,8 @@ class Reranker(Protocol):
         :func:`clir_toolkit.rerank.model_io.read_model_file`; every key checked."""
         ...
 
-    def score(
-        self,
-        path: Path,
-        data: Mapping[str, Any],
-        collection: str | Path,
-        topics: str | Path,
-        run: str | Path,
-        *,
-        depth: int,
-        device: torch.device,
-        batch_size: int,
-        precision: str,
-        interpolate: float | None,
-        cache_dir: str | Path | None,
-        verbose: bool,
-    ) -> ScoredCandidates:
-        """The scores of the top ``depth`` candidates of each query of ``run`` by the model
-        of the file ``path`` (content ``data``), and the interpolation they are ranked with."""
+    def score(self, path: Path, data: Mapping[str, Any], request: ScoreRequest) -> ScoredCandidates:
+        """The scores of the top ``request.depth`` candidates of each query of the request's
+        run by the model of the file ``path`` (content ``data``), and the interpolation
+        they are ranked with."""
         ...

@@ -37,6 +37,7 @@ from clir_toolkit.rerank.candidates import (
     check_score_options,
     rerank_rows,
 )
+from clir_toolkit.rerank.contract import ScoreRequest
 from clir_toolkit.rerank.model_io import read_model_file
 from clir_toolkit.rerank.sentence.family import FINE_TUNED
 from clir_toolkit.rerank.word.family import WORD_LEVEL
@@ -100,10 +101,9 @@ def score_run(
     check_precision(precision, target)
     path = Path(model_path)
     data = read_model_file(path)
-    scored = reranker_of(data).score(
-        path, data, collection, topics, run, depth=depth, device=target, batch_size=batch_size,
-        precision=precision, interpolate=interpolate, cache_dir=cache_dir, verbose=verbose,
-    )  # fmt: skip
+    request = ScoreRequest(collection, topics, run, depth, target, batch_size, precision,
+                           interpolate, cache_dir, verbose)  # fmt: skip
+    scored = reranker_of(data).score(path, data, request)
     rows = rerank_rows(scored.ranked, scored.neural, depth, scored.interpolate, tag or scored.model)
     return write_reranked(
         output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,

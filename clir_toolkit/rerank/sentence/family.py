@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.rerank.contract import ScoredCandidates
+from clir_toolkit.rerank.contract import ScoredCandidates, ScoreRequest
 from clir_toolkit.rerank.sentence.tuned_config import INTERPOLATION, MODEL_FORMAT
 
 if TYPE_CHECKING:
@@ -43,30 +43,16 @@ class FineTuned:
 
         return load_tuned(path, data)[0]
 
-    def score(
-        self,
-        path: Path,
-        data: Mapping[str, Any],
-        collection: str | Path,
-        topics: str | Path,
-        run: str | Path,
-        *,
-        depth: int,
-        device: torch.device,
-        batch_size: int,
-        precision: str,
-        interpolate: float | None,
-        cache_dir: str | Path | None,
-        verbose: bool,
-    ) -> ScoredCandidates:
+    def score(self, path: Path, data: Mapping[str, Any], request: ScoreRequest) -> ScoredCandidates:
         """Queries and candidates encoded by the file's encoder and mapped by its towers, on
         the CPU; λ defaults to the measured :data:`~.tuned_config.INTERPOLATION`."""
         from clir_toolkit.rerank.candidates import read_candidates
         from clir_toolkit.rerank.sentence.tuned_model import score_run_tuned
 
-        read = read_candidates(collection, topics, run, depth)
-        neural, name = score_run_tuned(path, data, read, cache_dir, verbose)
-        chosen = INTERPOLATION if interpolate is None else interpolate
+        r = request
+        read = read_candidates(r.collection, r.topics, r.run, r.depth)
+        neural, name = score_run_tuned(path, data, read, r.cache_dir, r.verbose)
+        chosen = INTERPOLATION if r.interpolate is None else r.interpolate
         return ScoredCandidates(read.ranked, neural, name, "cpu", chosen)
 
 

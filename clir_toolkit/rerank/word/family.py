@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.rerank.contract import ScoredCandidates
+from clir_toolkit.rerank.contract import ScoredCandidates, ScoreRequest
 from clir_toolkit.rerank.data.subwords import SOURCE as SUBWORD_SOURCE
 from clir_toolkit.rerank.word.model_file import MODEL_FORMAT, LoadedReranker
 
@@ -61,32 +61,18 @@ class WordLevel:
 
         return load_model(path, device, data)
 
-    def score(
-        self,
-        path: Path,
-        data: Mapping[str, Any],
-        collection: str | Path,
-        topics: str | Path,
-        run: str | Path,
-        *,
-        depth: int,
-        device: torch.device,
-        batch_size: int,
-        precision: str,
-        interpolate: float | None,
-        cache_dir: str | Path | None,
-        verbose: bool,
-    ) -> ScoredCandidates:
+    def score(self, path: Path, data: Mapping[str, Any], request: ScoreRequest) -> ScoredCandidates:
         """The candidates encoded as in training (documents through the tensor cache) and
         scored in batches on ``device``."""
         from clir_toolkit.rerank.word.batches import encode_run, score_encoded
 
-        reranker = self.load(path, data, device)
-        ranked, encoded = encode_run(reranker, collection, topics, run, depth, cache_dir)
-        neural = score_encoded(reranker.model, encoded, device, batch_size, precision)
+        r = request
+        reranker = self.load(path, data, r.device)
+        ranked, encoded = encode_run(reranker, r.collection, r.topics, r.run, r.depth, r.cache_dir)
+        neural = score_encoded(reranker.model, encoded, r.device, r.batch_size, r.precision)
         return ScoredCandidates(
-            ranked, neural, reranker.model_type, str(device),
-            interpolation_for(reranker, interpolate),
+            ranked, neural, reranker.model_type, str(r.device),
+            interpolation_for(reranker, r.interpolate),
         )  # fmt: skip
 
 
