@@ -189,3 +189,65 @@ def test_a_run_made_through_a_translator_depends_on_its_file(tmp_path: Path) -> 
         after = {code: code_fingerprint(code, package) for code in (RUN_CODE, TRANSLATION_CODE)}
         assert all(after[code] != before[code] for code in before), module
         before = after
+
+
+SHOUTING = '''
+"""``--translate shout``: the English query in capitals, each word ``--shout-times`` times."""
+from clir_toolkit.params import Param
+from clir_toolkit.query import StructuredQuery
+from clir_toolkit.registry import register
+
+TIMES = Param("shout_times", int, doc="copies of each word", default=1, minimum=1,
+              flag="--shout-times")
+
+
+class Shout:
+    name = "shout"
+
+    def __init__(self, times):
+        self.times = times
+
+    def translate(self, queries):
+        return [StructuredQuery.plain(q.qid, " ".join(
+            w.upper() for w in q.original.split() for _ in range(self.times))) for q in queries]
+
+
+@register("translators", "shout", params=(TIMES,), structured=False)
+def shout(target_lang, options):
+    return Shout(options.shout_times)
+'''
+
+
+def test_a_translator_with_an_option_of_its_own_is_still_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its declared option joins the translation options (the command line's and the
+    recipes' keys are made from them) and reaches it through TranslationOptions, with no
+    field added there: given, or its declared default."""
+    from clir_toolkit.translate import pipeline
+
+    home = tmp_path / "shouting_home"
+    home.mkdir()
+    (home / "__init__.py").write_text("", encoding="utf-8")
+    (home / "shout.py").write_text(SHOUTING, encoding="utf-8")
+    declared = registry.KINDS["translators"]
+    monkeypatch.setitem(registry.KINDS, "translators",
+                        dataclasses.replace(declared, homes=(*declared.homes, "shouting_home")))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        params = pipeline._translation_params()
+        assert params["shout_times"].flag == "--shout-times"
+        monkeypatch.setattr(pipeline, "TRANSLATION_PARAMS", params)
+        topics = [Topic("q1", "copy files")]
+        twice = TranslationOptions.of({"translate": "shout", "shout_times": 2})
+        words = [[t.source for t in q.terms] for q in build_queries(topics, twice, "fr")]
+        assert words == [["COPY", "COPY", "FILES", "FILES"]]
+        once = TranslationOptions.of({"translate": "shout"})
+        words = [[t.source for t in q.terms] for q in build_queries(topics, once, "fr")]
+        assert words == [["COPY", "FILES"]]
+    finally:
+        registry._BUILTINS["translators"].pop("shout", None)
+        registry._IMPORTED_HOMES.discard("shouting_home")
+        sys.modules.pop("shouting_home.shout", None)
+        sys.modules.pop("shouting_home", None)
+        make_translator.cache_clear()

@@ -100,7 +100,7 @@ def _read_topics(args: argparse.Namespace) -> list:
 def _translation(args: argparse.Namespace) -> TranslationOptions:
     from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS, TranslationOptions
 
-    return TranslationOptions(**given_values(args, TRANSLATION_PARAMS.values()))
+    return TranslationOptions.of(given_values(args, TRANSLATION_PARAMS.values()))
 
 
 def _feedback(args: argparse.Namespace) -> Feedback | None:

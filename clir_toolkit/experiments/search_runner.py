@@ -65,7 +65,7 @@ def translation_options(given: Mapping[str, Any]) -> TranslationOptions:
     from clir_toolkit.translate.pipeline import TRANSLATION_PARAMS, TranslationOptions
 
     values = search_options(given)
-    return TranslationOptions(**{key: values[key] for key in TRANSLATION_PARAMS})
+    return TranslationOptions.of({key: values[key] for key in TRANSLATION_PARAMS})
 
 
 def search_run(

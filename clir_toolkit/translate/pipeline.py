@@ -14,8 +14,9 @@ here names one of them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -41,9 +42,11 @@ EXPANSIONS = registry.names("expanders")
 class TranslationOptions:
     """The translation and pre-translation expansion options of ``clir search``.
 
-    One field per option that a translator or expander declares
+    One field per option that the built-in translators and expanders declare
     (:data:`TRANSLATION_PARAMS`), with its default; ``base_forms`` and ``device`` are
-    library-only.
+    library-only. An option that a newer translator or expander declares in its own file
+    needs no field here: :meth:`of` keeps it in :attr:`extra`, and ``options.NAME`` reads
+    it (or its declared default), so that the component stays one file.
     """
 
     translate: str = "none"
@@ -65,6 +68,27 @@ class TranslationOptions:
     wordnet_weight: float = 0.5
     base_forms: bool = True
     device: str = "auto"
+    extra: tuple[tuple[str, Any], ...] = ()
+    """The values of declared options that are not fields, as sorted (name, value) pairs."""
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> TranslationOptions:
+        """The options with these values (a command line's or a recipe's, by option name):
+        fields where there are, the other declared options in :attr:`extra`."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        extra = tuple(sorted((k, v) for k, v in values.items() if k not in fields))
+        return cls(**{k: v for k, v in values.items() if k in fields}, extra=extra)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name that is not a field: a component's own declared option.
+        if name.startswith("_") or name == "extra":
+            raise AttributeError(name)
+        given = dict(self.extra)
+        if name in given:
+            return given[name]
+        if name in TRANSLATION_PARAMS:
+            return TRANSLATION_PARAMS[name].default
+        raise AttributeError(f"no translation option {name!r}")
 
     @property
     def default_structure(self) -> str:
