@@ -517,6 +517,31 @@ def test_a_signal_raised_inside_a_finaliser_still_interrupts_the_command(
     assert "Exception ignored" not in capsys.readouterr().err
 
 
+def test_a_signal_swallowed_by_a_finaliser_is_not_sent_again_once_the_command_ended(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The copy of a swallowed signal is sent a moment later; if the command has ended (or
+    been interrupted) meanwhile, that copy would reach Python's exit, where the default
+    action kills the process: CI saw `clir: interrupted` then exit -2 instead of 130."""
+    from clir_toolkit.cli import signals_as_exceptions
+
+    class SignalledDuringFinalisation:
+        def __del__(self) -> None:
+            raise KeyboardInterrupt
+
+    arrived: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: arrived.append(signum))
+    try:
+        with signals_as_exceptions():
+            finalised = SignalledDuringFinalisation()
+            del finalised  # the command ends at once, before the copy is due
+        time.sleep(0.5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert arrived == []
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
 WRITE_IN_A_LOOP = textwrap.dedent("""
     import sys
     from clir_toolkit.cli import signals_as_exceptions

@@ -20,6 +20,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from importlib import import_module
@@ -109,7 +110,9 @@ def signals_as_exceptions() -> Iterator[None]:
     machinery has some) raises there, where Python can only print "Exception ignored" and
     go on; the command would then finish as if never interrupted. The unraisable-exception
     hook below catches that case silently and sends the signal again, so that it
-    raises in the command's own code a moment later.
+    raises in the command's own code a moment later — unless the command has been
+    interrupted or has ended meanwhile: a copy sent then would reach Python's exit, where
+    the default action kills the process (exit -2 after "clir: interrupted", seen once in CI).
     """
 
     received: list[int] = []
@@ -119,9 +122,12 @@ def signals_as_exceptions() -> Iterator[None]:
         Interrupted.received.append(signum)
         raise Interrupted(signum)
 
+    stopped = threading.Event()  # the command has been interrupted, or has ended
+
     def send_signal_later(signum: int) -> None:
         time.sleep(0.05)
-        os.kill(os.getpid(), signum)
+        if not stopped.is_set():  # else a stale copy: it would kill Python's exit (-2)
+            os.kill(os.getpid(), signum)
 
     def redeliver(unraisable: sys.UnraisableHookArgs) -> None:
         exc = unraisable.exc_value
@@ -138,12 +144,14 @@ def signals_as_exceptions() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as exc:
+        stopped.set()
         if received and not isinstance(exc, Interrupted):
             # Raised from a handler inside Ray's ray.get, the exception comes out as a bare
             # KeyboardInterrupt: the signal's number is the one last received.
             raise Interrupted(received[-1]) from None
         raise
     finally:
+        stopped.set()
         sys.unraisablehook = previous_hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
