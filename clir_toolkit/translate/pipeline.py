@@ -116,9 +116,8 @@ class TranslationOptions:
         """``wordnet+dict:default/all+source 0.5``: the expansion and the translator's
         ``label`` (a plug-in's: its name), or ``untranslated``."""
         parts = [] if self.expand is None else [self.expand]
-        builtin = registry.builtins("translators").get(self.translate)
-        label = builtin.traits.get("label") if builtin is not None else None
-        parts.append(label(self) if label is not None else self.translate)
+        label = registry.component("translators", self.translate).trait("label")
+        parts.append(label(self) if callable(label) else self.translate)
         return "+".join(part for part in parts if part) or "untranslated"
 
 
