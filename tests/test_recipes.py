@@ -205,7 +205,7 @@ def test_a_change_to_the_code_changes_the_run_stamp(tmp_path: Path) -> None:
     assert len(source_fingerprint()) == 64  # the installed toolkit's own code
 
 
-@pytest.mark.parametrize("directory", ["baselines", "ddtp", "rerank"])
+@pytest.mark.parametrize("directory", ["baselines", "ddtp", "rerank", "thesis"])
 def test_every_recipe_the_repository_ships_reads(directory: str) -> None:
     """Each shipped recipe reads without error, and a model_from names a recipe beside it:
     a recipe added with a misspelt key fails here, not an hour into `clir run`."""

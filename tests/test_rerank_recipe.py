@@ -20,7 +20,7 @@ from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.rerank_table import sweep_recipes
 from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.experiments.search_runner import RUN_CODE
-from clir_toolkit.formats import read_run
+from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.freshness import is_fresh
 from clir_toolkit.rerank.word.model_file import load_model
 from tests.conftest import TINY_FR
@@ -391,8 +391,8 @@ def test_a_sweep_over_training_queries_trains_on_the_first_n(
 
     recipes = tmp_path / "rerank"
     recipes.mkdir()
-    swept = TUNED.replace("name = \"tuned\"", "name = \"size\"") + (
-        "figure = \"size\"\n[rerank.sweep]\ntrain_queries = [2, 4]\n"
+    swept = TUNED.replace('name = "tuned"', 'name = "size"') + (
+        'figure = "size"\n[rerank.sweep]\ntrain_queries = [2, 4]\n'
     )
     paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE),
              write(recipes / "size.toml", swept)]  # fmt: skip
@@ -406,8 +406,71 @@ def test_a_sweep_over_training_queries_trains_on_the_first_n(
         "epochs = 1", "epochs = 1\ntrain_queries = 2"
     )
     write(recipes / "tuned.toml", word_level)
-    with pytest.raises(FormatError, match="train_queries applies with pretrained"):
-        run_recipes([paths[0], recipes / "tuned.toml"], workspace, quiet=True)
+    run_recipes([paths[0], recipes / "tuned.toml"], workspace, quiet=True)
+    trained_on = torch.load(workspace.models / "manpages-en-fr" / "tuned.pt", weights_only=True)
+    topics = read_topics(trained_on["training"]["topics"])  # a word-level model: the first 2
+    assert [t.qid for t in topics] == [t.qid for t in read_topics(TINY_FR / "topics.dev.tsv")][:2]
+
+
+def test_the_thesis_training_data_variants_change_the_queries_the_model_reads(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """Tables 6.5 and 6.9 of the thesis: ``query_case`` lower-cases the train, dev and test
+    queries the model reads (the first stage stays the same); ``train_max_relevant`` leaves
+    out the training queries with more relevant documents, ``train_drop_at_random`` as many
+    at random."""
+    import torch
+
+    from clir_toolkit.experiments.topic_variants import relevant_counts
+
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    collection = workspace.collection("manpages", "fr", "standard")
+    with (collection / "qrels.train.txt").open("a", encoding="utf-8") as qrels:
+        qrels.write("q1 0 cp.1 1\nq2 0 ls.1 1\n")  # two queries with longer lists
+    counts = relevant_counts(collection / "qrels.train.txt")
+    threshold = 2
+    ambiguous = {qid for qid, count in counts.items() if count > threshold}
+    assert ambiguous == {"q1", "q2"}
+    knrm = (
+        KNRM.replace('topics = "human"', 'topics = "english"')
+        .replace('first_stage = "bm25-human"', 'first_stage = "bm25-en"')
+        .replace("tie_embeddings = true", 'query_case = "lower"')
+    )
+    variants = [
+        knrm.replace('name = "knrm-mono"', 'name = "lower"'),
+        knrm.replace('name = "knrm-mono"', 'name = "clean"').replace(
+            'query_case = "lower"', f"train_max_relevant = {threshold}"
+        ),
+        knrm.replace('name = "knrm-mono"', 'name = "control"').replace(
+            'query_case = "lower"',
+            f"train_max_relevant = {threshold}\ntrain_drop_at_random = true",
+        ),
+    ]
+    paths = [write(recipes / "bm25-en.toml", ENGLISH_FIRST_STAGE)]
+    paths += [write(recipes / f"v{i}.toml", text) for i, text in enumerate(variants)]
+    for split in ("train", "dev", "test"):  # queries as a person types them: capitalised
+        topics = collection / f"topics.{split}.tsv"
+        write(topics, "".join(f"{t.qid}\t{t.query.capitalize()}\n" for t in read_topics(topics)))
+    english = {t.qid: t.query for t in read_topics(collection / "topics.dev.tsv")}
+    run_recipes(paths, workspace, quiet=True)
+    models = workspace.models / "manpages-en-fr"
+
+    def trained_on(name: str) -> dict[str, str]:
+        training = torch.load(models / f"{name}.pt", weights_only=True)["training"]
+        return {t.qid: t.query for t in read_topics(training["topics"])}
+
+    assert trained_on("lower") == {qid: query.lower() for qid, query in english.items()}
+    assert any(query != query.lower() for query in english.values())
+    tested = read_topics(workspace.runs / "manpages-en-fr" / "test" / "lower.queries.tsv")
+    assert {t.qid: t.query for t in tested} == trained_on("lower")
+    assert set(trained_on("clean")) == set(english) - ambiguous
+    control = set(trained_on("control"))
+    assert len(control) == len(english) - len(ambiguous) and control != set(english)
+    for name in ("lower", "clean", "control"):  # one shared first stage, reranked
+        run = read_run(workspace.runs / "manpages-en-fr" / "test" / f"{name}.trec")
+        first = read_run(workspace.runs / "manpages-en-fr" / "test" / "bm25-en.trec")
+        assert sorted((r.qid, r.docid) for r in run) == sorted((r.qid, r.docid) for r in first)
 
 
 def _without_times(text: str) -> str:

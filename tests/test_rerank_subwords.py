@@ -193,3 +193,44 @@ def test_word_level_knrm_is_unchanged_by_the_new_default(tmp_path: Path, first_s
     loaded = load_model(report.output)
     assert loaded.doc_vocab.tokens == "words" and "répertoire" in loaded.doc_vocab.words
     assert loaded.model.config()["dim"] == 16
+
+
+def test_knrm_without_its_exact_match_kernel_trains_on_soft_kernels_and_scores(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    """The thesis' Table 6.3 model: ``--exact-match no`` leaves the μ = 1 kernel out; the
+    model file keeps the ten soft kernels, and scoring with it reads them back."""
+    report = train_reranker(_config(tmp_path, first_stage, exact_match="no", epochs=1))
+    loaded = load_model(report.output)
+    mus = loaded.model.config()["mus"]
+    assert len(mus) == 10 and 1.0 not in mus and loaded.model.exact_kernel is None
+    assert loaded.model.ranker.in_features == 10
+    assert loaded.training["exact_match"] == "no"
+    rows = _score(report.output, first_stage, tmp_path / "a.trec", tmp_path)
+    assert len(rows) == len(read_run(first_stage))
+
+
+def test_exact_match_no_is_refused_for_a_model_without_that_kernel(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    with pytest.raises(UsageError, match="--exact-match no .*dual"):
+        resolved_config(_config(tmp_path, first_stage, model="dual", exact_match="no"))
+
+
+def test_a_pairwise_loss_without_a_single_pair_is_one_clear_error(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    """A training set whose only query has no candidate below its relevant page (its run
+    holds that page alone) gives the hinge loss nothing to learn from: one line naming the
+    qrels and the run, not a loss of nan at step 1."""
+    from clir_toolkit.errors import ClirError
+
+    topics = tmp_path / "one.tsv"
+    topics.write_text("q6\tchanger le mot de passe\n", encoding="utf-8")
+    run = tmp_path / "one.trec"
+    run.write_text("q6 Q0 passwd.1 1 1.0 x\n", encoding="utf-8")
+    config = dataclasses.replace(
+        _config(tmp_path, first_stage, loss="hinge"), topics=topics, run=run
+    )
+    with pytest.raises(ClirError, match="no training query has candidates of two grades"):
+        train_reranker(config)

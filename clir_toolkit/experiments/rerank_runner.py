@@ -61,6 +61,7 @@ from clir_toolkit.experiments.search_runner import (
     topics_kind,
     translation_options,
 )
+from clir_toolkit.experiments.topic_variants import TopicVariant, variant_topics
 from clir_toolkit.freshness import digest, mark_fresh
 from clir_toolkit.registry import homes
 
@@ -75,9 +76,11 @@ the pipeline's, with the translators and expanders it reaches by name (as
 
 
 def reranker_topics(
-    recipe: Recipe, spec: RerankSpec, language: str, split: str, context: RunContext
-) -> Path:
-    """The topics the reranker reads on ``split``: English, human, or English translated."""
+    recipe: Recipe, spec: RerankSpec, language: str, split: str, context: RunContext,
+    query_case: str | None = None,
+) -> Path:  # fmt: skip
+    """The topics the reranker reads on ``split``: English, human, or English translated;
+    English ones lower-cased as ``query_case`` says (the model's training did the same)."""
     from clir_toolkit.collection import open_collection
     from clir_toolkit.files import sha256_file
     from clir_toolkit.formats import read_topics
@@ -89,6 +92,9 @@ def reranker_topics(
     workspace = context.workspace
     collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     topics = collection.split_file(topics_kind(spec.test_topics), split)
+    if query_case is not None:
+        output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
+        return variant_topics(topics, split, TopicVariant(query_case=query_case), output, context)
     if not spec.translation:
         return topics
     output = workspace.run(recipe, language, split).with_suffix(".queries.tsv")
@@ -252,7 +258,9 @@ def rerank_one(
     # Score each split once; choose λ (if several) by nDCG@10 on dev.
     neural, ranked, oov = {}, {}, {}
     for split in SPLITS:
-        topics = reranker_topics(recipe, spec, language, split, context)
+        topics = reranker_topics(
+            recipe, spec, language, split, context, trainer_spec.topic_variant.query_case
+        )
         oov[split] = query_oov(reranker, topics)
         ranked[split], encoded = encode_run(
             reranker, collection, topics, first_runs[split], spec.depth

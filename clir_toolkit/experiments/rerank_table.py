@@ -19,6 +19,11 @@ The ``[rerank]`` keys:
   instead of training a word-level model. It reads the English queries and takes only
   ``negatives``, ``epochs``, ``lr``, ``batch_size``, ``seed``, ``loss``, ``epsilon`` and
   ``thresholds`` of the training keys below.
+* The queries of the training data (thesis §6.3; :mod:`clir_toolkit.experiments.topic_variants`):
+  ``query_case`` (``"lower"`` or ``"first-lower"``, Table 6.5: the English train, dev and
+  test queries lower-cased), ``train_max_relevant`` (leave out the training queries with
+  more relevant documents, Table 6.9) with ``train_drop_at_random`` (as many left out at
+  random: the control group), ``train_queries`` (the first N training queries, Table 6.10).
 * ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
   or here first if it is missing): the thesis' monolingual model tested with translated
   queries. The training keys then come from that recipe and may not be given here.
@@ -63,6 +68,7 @@ from clir_toolkit.experiments.tables import (
     TRAINING_KEYS,
     TRANSLATION_KEYS,
 )
+from clir_toolkit.experiments.topic_variants import TopicVariant, variant_of
 from clir_toolkit.params import SAFE_NAME, check_value, reject_unknown_keys, show
 
 
@@ -111,7 +117,10 @@ def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
     """What one point's values must satisfy together (each value was checked alone)."""
     if "model_from" in table:
         given = sorted(set(table) & (set(TRAINING_KEYS) | set(MODEL_OPTION_KEYS)) - {"device"})
-        given += sorted({"train_first_stage", "train_topics"} & set(table))
+        given += sorted(
+            {"train_first_stage", "train_topics", "train_queries", "train_max_relevant",
+             "train_drop_at_random", "query_case"} & set(table)
+        )  # fmt: skip
         if given:
             raise FormatError(
                 path,
@@ -119,6 +128,21 @@ def _check_point(path: Path, table: Mapping[str, Any], topics: str) -> None:
                 f"[rerank] {', '.join(given)} cannot be set with model_from",
                 "the model and its training come from the recipe that model_from names",
             )
+    if "query_case" in table and (
+        topics != "english"
+        or table.get("train_topics", "english") != "english"
+        or "translate" in table
+        or "pretrained" in table
+    ):
+        raise FormatError(
+            path, None, "[rerank] query_case changes the English queries of a word-level "
+            'model: it needs topics = "english", no translate and no pretrained',
+        )  # fmt: skip
+    if table.get("train_drop_at_random") and "train_max_relevant" not in table:
+        raise FormatError(
+            path, None, "[rerank] train_drop_at_random needs train_max_relevant",
+            "it leaves out as many training queries as that threshold would, at random",
+        )  # fmt: skip
     if "translate" in table and topics != "english":
         raise FormatError(
             path, None, '[rerank] translate needs topics = "english" (the queries translated)'
@@ -194,6 +218,8 @@ class RerankSpec:
     model_from: str | None
     pretrained: str | None
     train_queries: int | None
+    #: What the model's queries change: case, and which training queries it keeps.
+    topic_variant: TopicVariant
     training: dict[str, Any]
     epsilon: float | None
     thresholds: tuple[float, float] | None
@@ -218,6 +244,7 @@ def rerank_spec(recipe: Recipe) -> RerankSpec:
         model_from=table.get("model_from"),
         pretrained=table.get("pretrained"),
         train_queries=table.get("train_queries"),
+        topic_variant=variant_of(table, word_level="pretrained" not in table),
         training={field: table[key] for key, field in TRAINING_KEYS.items() if key in table},
         epsilon=float(table["epsilon"]) if "epsilon" in table else None,
         thresholds=(float(thresholds[0]), float(thresholds[1])) if thresholds else None,

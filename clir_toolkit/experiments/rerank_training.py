@@ -23,6 +23,7 @@ from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
 from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
+from clir_toolkit.experiments.topic_variants import variant_topics
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
 from clir_toolkit.registry import homes
 
@@ -65,13 +66,8 @@ def train_config(recipe: Recipe, spec: RerankSpec, language: str, context: RunCo
     doc_language = collection.doc_lang or language
     if spec.pretrained is not None:
         return _tuned_config(recipe, spec, collection, kind, runs, context, language)
-    if spec.train_queries is not None:
-        raise FormatError(
-            recipe.path, None, "[rerank] train_queries applies with pretrained",
-            "for a word-level model, make a collection whose train split is smaller",
-        )  # fmt: skip
     return TrainConfig(
-        **_training_files(recipe, collection, kind, runs, workspace, language),
+        **_training_files(recipe, spec, collection, kind, runs, context, language),
         depth=spec.depth,
         query_language=doc_language if spec.train_topics == "human" else None,
         doc_language=doc_language,
@@ -84,18 +80,30 @@ def train_config(recipe: Recipe, spec: RerankSpec, language: str, context: RunCo
 
 
 def _training_files(
-    recipe: Recipe, collection: Any, kind: str, runs: Mapping[str, Path], workspace: Workspace,
-    language: str,
+    recipe: Recipe, spec: RerankSpec, collection: Any, kind: str, runs: Mapping[str, Path],
+    context: RunContext, language: str,
 ) -> dict[str, Any]:  # fmt: skip
     """The inputs and output of a training, word-level or fine-tuned: the train split's
-    topics, qrels and first-stage run, the dev split's for model selection, the model file."""
+    topics, qrels and first-stage run, the dev split's for model selection, the model file.
+
+    The train and dev topics are the recipe's variant of them
+    (:mod:`clir_toolkit.experiments.topic_variants`), written beside the model."""
+    output = model_path(recipe, language, context.workspace)
+    qrels = collection.split_file("qrels", "train")
+
+    def topics(split: str) -> Path:
+        return variant_topics(
+            collection.split_file(kind, split), split, spec.topic_variant,
+            output.with_suffix(f".{split}.topics.tsv"), context, qrels,
+        )  # fmt: skip
+
     return {
         "collection": collection.root,
-        "topics": collection.split_file(kind, "train"),
-        "qrels": collection.split_file("qrels", "train"),
+        "topics": topics("train"),
+        "qrels": qrels,
         "run": runs["train"],
-        "output": model_path(recipe, language, workspace),
-        "dev_topics": collection.split_file(kind, "dev"),
+        "output": output,
+        "dev_topics": topics("dev"),
         "dev_qrels": collection.split_file("qrels", "dev"),
         "dev_run": runs["dev"],
     }
@@ -130,7 +138,7 @@ def _tuned_config(
     if spec.train_queries is not None:
         options["train_queries"] = spec.train_queries
     return TunedConfig(
-        **_training_files(recipe, collection, kind, runs, context.workspace, language),
+        **_training_files(recipe, spec, collection, kind, runs, context, language),
         encoder=spec.pretrained,
         depth=spec.depth,
         sosl_thresholds=spec.thresholds,

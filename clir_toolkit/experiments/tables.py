@@ -142,6 +142,7 @@ TRAINING_KEYS = {
     "grad_clip": "grad_clip",
     "embeddings": "embeddings",
     "train_embeddings": "train_embeddings",
+    "exact_match": "exact_match",
 }
 
 
@@ -170,6 +171,7 @@ TRANSLATION_KEYS = (
 def _rerank_params() -> dict[str, Param]:
     """The ``[rerank]`` table: training options as :class:`TrainConfig` declares them, the
     translation options as ``[search]`` does, scoring options as :func:`score_run` does."""
+    from clir_toolkit.experiments.topic_variants import QUERY_CASES
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
     from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
     from clir_toolkit.rerank.word.train_config import TRAIN_PARAMS
@@ -205,7 +207,29 @@ def _rerank_params() -> dict[str, Param]:
             doc="fine-tune this pretrained sentence encoder (rerank/sentence/) instead of "
             "training a word-level model",
         ),
-        "train_queries": TUNED_PARAMS["train_queries"],
+        "train_queries": dataclasses.replace(
+            TUNED_PARAMS["train_queries"],
+            doc="train on the first N training queries (the thesis' Table 6.10 question)",
+        ),
+        "train_max_relevant": Param(
+            "train_max_relevant",
+            int,
+            doc="leave out the training queries with more relevant "
+            "documents (the thesis' ambiguous queries, Table 6.9)",
+            minimum=0,
+        ),
+        "train_drop_at_random": Param(
+            "train_drop_at_random",
+            bool,
+            doc="instead, leave out as many training queries at random (Table 6.9's control group)",
+        ),
+        "query_case": Param(
+            "query_case",
+            str,
+            doc="lower-case the English queries the model reads: every "
+            "word, or the first when the second is lower-case (Table 6.5)",
+            choices=QUERY_CASES,
+        ),
         **renamed(TRAIN_PARAMS, TRAINING_KEYS),
         **renamed(TRAIN_PARAMS, MODEL_OPTION_FIELDS),
         **translation,
@@ -228,7 +252,16 @@ RERANK_KEYS = frozenset((*RERANK_PARAMS, "sweep"))
 
 
 SWEEP_KEYS = frozenset(
-    (*TRAINING_KEYS, "epsilon", "thresholds", "depth", "interpolate", "train_queries")
+    (
+        *TRAINING_KEYS,
+        "epsilon",
+        "thresholds",
+        "depth",
+        "interpolate",
+        "train_queries",
+        "train_max_relevant",
+        "query_case",
+    )
 ) - {
     "model",
     "device",
@@ -237,5 +270,12 @@ SWEEP_KEYS = frozenset(
 }
 
 
-SYMBOLS = {"epsilon": "ε", "thresholds": "θ", "interpolate": "λ", "train_queries": "N"}
+SYMBOLS = {
+    "epsilon": "ε",
+    "thresholds": "θ",
+    "interpolate": "λ",
+    "train_queries": "N",
+    "train_max_relevant": "T",
+    "query_case": "case",
+}
 """How a swept key is written in a row's title."""

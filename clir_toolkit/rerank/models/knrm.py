@@ -27,15 +27,21 @@ def knrm_options(config: TrainConfig) -> dict[str, Any]:
 
     On the subword table, one vocabulary of pieces serves both languages: one table, so that
     a piece of a query and the same piece of a document have cosine 1 (the exact-match
-    kernel).
+    kernel). ``exact_match = "no"`` keeps the ten soft kernels only (thesis §6.2.1: "by
+    removing that kernel from kernel-pooling layer, we can disable exact-match").
     """
-    return {"shared_embeddings": True} if uses_subwords(config) else {}
+    from clir_toolkit.rerank.word.knrm import DEFAULT_MUS, EXACT_MU
+
+    options: dict[str, Any] = {"shared_embeddings": True} if uses_subwords(config) else {}
+    if config.exact_match == "no":
+        options["mus"] = [mu for mu in DEFAULT_MUS if mu != EXACT_MU]
+    return options
 
 
 @register(
     "rerankers", "knrm", order=1, default_loss="hinge", default_lr=1e-3,
     default_embeddings=SUBWORD_SOURCE, subword_lr=SUBWORD_KNRM_LR, frozen_lr=FROZEN_KNRM_LR,
-    train_options=knrm_options,
+    train_options=knrm_options, exact_match_kernel=True,
 )  # fmt: skip
 def knrm(query_vocab_size: int, doc_vocab_size: int, **options: Any) -> Any:
     """K-NRM: kernel pooling over the cosines of query and document words (thesis ch. 3)."""

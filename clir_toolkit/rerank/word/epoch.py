@@ -64,6 +64,12 @@ def epoch_batches(
     assert config.batch_size is not None
     if _pairwise(config.loss):
         data = epoch_pairs(data, generator, config.pairs_per_query)
+        if not len(data):
+            raise ClirError(
+                f"{config.qrels}: no training query has candidates of two grades in "
+                f"{config.run}, and the {config.loss} loss learns from (better, worse) pairs; "
+                "train on more queries or on a deeper run, or use a pointwise loss (--loss mse)"
+            )
     order = torch.randperm(len(data), generator=generator)
     lengths = (data.documents != 0).sum(dim=1)[data.doc_index]
     if data.worse_index is not None:

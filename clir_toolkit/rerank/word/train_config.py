@@ -145,6 +145,9 @@ class TrainConfig:
     #: weights over the vectors it started with ("no": the features of a pair are then
     #: computed once, :meth:`clir_toolkit.rerank.word.knrm.KNRM.kernel_features`).
     train_embeddings: str = "yes"
+    #: K-NRM: "no" leaves out the exact-match kernel (μ = 1), so that only soft matches
+    #: count (thesis §6.2.1, Table 6.3: how much of the model is exact matching).
+    exact_match: str = "yes"
 
     def __post_init__(self) -> None:
         """Check every option against :data:`TRAIN_PARAMS` (a UsageError naming its flag)."""
@@ -217,6 +220,8 @@ TRAIN_PARAMS = with_defaults(
         Param("train_embeddings", str, doc="update the embedding tables in training (no: "
               "only the other weights, over the vectors the tables start with)",
               choices=("yes", "no"), flag="--train-embeddings"),
+        Param("exact_match", str, doc="K-NRM's exact-match kernel (no: soft matches only, "
+              "thesis Table 6.3)", choices=("yes", "no"), flag="--exact-match"),
     ),
     TrainConfig,
 )  # fmt: skip
@@ -263,6 +268,11 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
             resolved.lr = frozen_lr
         elif subword_lr is not None and subwords:
             resolved.lr = subword_lr
+    if resolved.exact_match == "no" and not model_default(config.model, "exact_match_kernel"):
+        raise UsageError(
+            f"--exact-match no leaves out K-NRM's exact-match kernel; the {config.model} "
+            "model has none: use --model knrm, or leave --exact-match out"
+        )
     return resolved
 
 
