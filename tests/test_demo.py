@@ -35,36 +35,38 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
     rows = [
         line.split()[0]
         for line in report.splitlines()
-        if line.startswith(("bm25", "tuned", "use-m3")) and not line.split()[0].endswith(":")
+        if line.startswith(("bm25", "tuned", "hybrid", "knrm"))
+        and not line.split()[0].endswith(":")
     ]
-    # One table against the untranslated run, then the rerankers against their first stage.
+    # One table against the untranslated run, then each reranker against its first stage.
     assert rows == [
         "bm25-untranslated",
         "bm25-dict",
-        "use-m3+bm25",
-        "tuned-use-m3",
+        "hybrid",
         "tuned-use-m3+bm25",
+        "knrm+hybrid",
         "bm25-human",
         "bm25-dict",
-        "use-m3+bm25",
-        "tuned-use-m3",
         "tuned-use-m3+bm25",
+        "hybrid",
+        "knrm+hybrid",
     ]
     assert "Reranking against its first stage" in report
     assert "nDCG@10" in report and "paired t-test" in report
-    model = workdir / "models" / "tiny-fr" / "tuned-use-m3.pt"
-    assert model.is_file()
+    models = [workdir / "models" / "tiny-fr" / name for name in ("tuned-use-m3.pt", "knrm.pt")]
+    assert all(model.is_file() for model in models)
 
-    # A second demo on the same inputs reuses the model instead of training it again.
-    made = model.stat().st_mtime_ns
+    # A second demo on the same inputs reuses the models and vectors instead of making them.
+    made = [model.stat().st_mtime_ns for model in models]
     again, progress = demo(collection, workdir)
     assert again == report
-    assert "reusing" in progress and "training the reranker" not in progress
-    assert model.stat().st_mtime_ns == made
+    assert progress.count("reusing") == 2 and "training the reranker" not in progress
+    assert "adding the" not in progress and "indexing" not in progress
+    assert [model.stat().st_mtime_ns for model in models] == made
 
 
 def test_demo_without_a_train_split_shows_the_baselines_and_says_why(tmp_path: Path) -> None:
     report, progress = demo(TINY_FR, tmp_path)
-    assert "bm25-human" in report and "tuned-use-m3" not in report
-    assert "use-m3+bm25" in report  # the pretrained encoder needs no training
+    assert "bm25-human" in report and "tuned-use-m3" not in report and "knrm" not in report
+    assert "\nhybrid " in report  # the pretrained encoder's vectors need no training
     assert "no train split" in progress

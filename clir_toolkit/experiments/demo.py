@@ -1,30 +1,37 @@
 """``clir demo``: the toolkit's main job end to end on real data, in a few minutes on 2 cores.
 
 By default: build the English→French man-page collection from the installed Debian
-packages (unless it is already there) → index it → BM25 runs on the dev split for
+packages (unless it is already there) → index it, with the dense vectors of the pretrained
+multilingual sentence encoder ``use-m3`` beside Lucene's postings (``clir index --dense``)
+→ runs on the dev split for
 
-* the English queries untranslated (the CLIR floor),
-* the English queries translated with FreeDict, as a bare ``clir search --translate dict``
-  does it (Pirkola's structure, the English word kept beside its translations),
-* the human French queries (the monolingual reference),
+* the English queries untranslated, BM25 (the CLIR floor),
+* the English queries translated with FreeDict, BM25, as a bare ``clir search --translate
+  dict`` does it (Pirkola's structure, the English word kept beside its translations),
+* the hybrid first stage: that BM25 run fused with the dense run of ``use-m3`` (what
+  ``clir search --hybrid --translate dict`` does),
+* the human French queries, BM25 (the monolingual reference),
 
-→ rerank the dictionary run:
+→ rerank:
 
-* by the pretrained multilingual sentence encoder ``use-m3`` with no training, interpolated
-  with BM25 (λ 0.7, the default of ``clir rerank score --pretrained``);
-* by the same encoder fine-tuned on the train split with the smooth cosine and SOSL (what a
-  bare ``clir rerank train`` does, about 15 s here), alone and interpolated with BM25 (λ 0.7,
-  the default of ``clir rerank score`` for such a model)
+* the dictionary run by ``use-m3`` fine-tuned on the train split with the smooth cosine and
+  SOSL (what a bare ``clir rerank train`` does, about 15 s here), interpolated with BM25
+  (λ 0.7, the default of ``clir rerank score`` for such a model);
+* the hybrid run by K-NRM on USE-m3's pretrained subword table, trained on the train split
+  (what ``clir rerank train --model knrm`` does, with the negatives of the train split's
+  :data:`KNRM_NEGATIVES` run; 2–4 minutes here), interpolated with the hybrid scores (λ 0.8,
+  the default of ``clir rerank score`` for such a model): the best pipeline measured on
+  the man pages, at or above BM25 of the human translations (docs/training.md)
 
 → the evaluation table with paired t-tests against the untranslated run, and the reranked
 runs tested against their own first stage.
 
 A model trained before on the same inputs with the same settings by the same training code
 is reused (the sidecar ``<model>.json`` records what it was made from, as ``clir run`` does
-for recipes: :mod:`clir_toolkit.freshness`). A
-collection without a train split (``--collection`` with the hand-made
-``tests/fixtures/tiny-fr``, whose numbers mean nothing) gets the BM25 runs only.
-Progress goes to stderr; the report is returned (and printed by the command).
+for recipes: :mod:`clir_toolkit.freshness`); so are the index's vectors. A collection
+without a train split (``--collection`` with the hand-made ``tests/fixtures/tiny-fr``, whose
+numbers mean nothing) gets the first stages only. Progress goes to stderr; the report is
+returned (and printed by the command).
 """
 
 from __future__ import annotations
@@ -32,10 +39,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clir_toolkit.collection import Collection, open_collection
-from clir_toolkit.encoders import default_interpolation
 from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.experiments.context import log
@@ -43,11 +49,10 @@ from clir_toolkit.formats import read_topics
 from clir_toolkit.index import build_index, read_index_info
 from clir_toolkit.registry import homes
 from clir_toolkit.rerank.sentence.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
+from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
 from clir_toolkit.search import DEFAULT_HITS, search_to_run
+from clir_toolkit.search.dense import DEFAULT_HYBRID_WEIGHT
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
-
-if TYPE_CHECKING:
-    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
 #: BM25 parameters chosen on the dev split of the French man pages (baselines/RESULTS.md).
 K1, B = 1.2, 0.75
@@ -71,15 +76,20 @@ SYSTEMS = (
     System("bm25-dict", "topics", DICTIONARY),
     System("bm25-human", "topics-human", TranslationOptions()),
 )
-#: The fine-tuned encoder's runs: alone (λ 1) and interpolated with BM25 (its default λ).
-TUNED_RUNS = {"tuned-use-m3": 1.0, "tuned-use-m3+bm25": None}
-#: The pretrained sentence encoder of the demo, and its run.
+#: The fine-tuned encoder's run: the dictionary run reranked, interpolated with BM25.
+TUNED_RUN = "tuned-use-m3+bm25"
+#: The pretrained sentence encoder of the demo: the index's vectors and the fine-tuned model.
 PRETRAINED = "use-m3"
-PRETRAINED_RUN = "use-m3+bm25"
-MODEL_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
-"""The code the fine-tuned model depends on (:func:`clir_toolkit.freshness.code_fingerprint`):
-the trainer and what it imports, and the losses it reaches by name through the registry; the
-demo's settings are in the model's key."""
+#: The hybrid first stage, and K-NRM's run of it.
+HYBRID_RUN = "hybrid"
+KNRM_RUN = "knrm+hybrid"
+#: The train split's run that gives K-NRM its negatives (see docs/training.md).
+KNRM_NEGATIVES = "bm25-dict"
+TUNED_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
+KNRM_CODE = ("clir_toolkit.rerank.word.train", *homes("losses", "rerankers"))
+"""The code a model depends on (:func:`clir_toolkit.freshness.code_fingerprint`): its
+trainer and what it imports, and what it reaches by name through the registry; the demo's
+settings are in the model's key."""
 
 
 def run_demo(
@@ -100,51 +110,53 @@ def run_demo(
             )
     index = _index(collection, workdir / "indexes" / name, quiet)
     runs_dir = workdir / "runs" / name
-    runs = [
-        run
-        for system in SYSTEMS
-        if (run := _search(collection, index, system, split, runs_dir / split, quiet)) is not None
-    ]
-    dictionary_run = runs_dir / split / "bm25-dict.trec"
-    rerankings = [_rerank(collection, None, split, dictionary_run, runs_dir / split, quiet)]
-    model = None
+    untranslated, dictionary, human = (
+        _search(collection, index, system, split, runs_dir / split, quiet) for system in SYSTEMS
+    )
+    assert untranslated is not None and dictionary is not None  # the split's topics exist
+    hybrid = _hybrid(collection, index, split, runs_dir / split, quiet)
+    firsts = [untranslated, dictionary, hybrid]
+    rerankings: list[tuple[Path, Path]] = []  # (first stage, reranked run)
     if _has_split(collection, "train"):
         models = workdir / "models" / name
-        model = _trained_model(collection, index, models, runs_dir, split, quiet)
-        rerankings += [
-            _rerank(collection, model, split, dictionary_run, runs_dir / split, quiet, run_name)
-            for run_name in TUNED_RUNS
-        ]
+        tuned = _tuned_model(collection, index, models, runs_dir, split, quiet)
+        rerankings.append(
+            (dictionary, _rerank(collection, tuned, split, dictionary, runs_dir / split,
+                                 TUNED_RUN, TUNED_INTERPOLATION, quiet))
+        )  # fmt: skip
+        knrm = _knrm_model(collection, index, models, runs_dir, split, quiet)
+        rerankings.append(
+            (hybrid, _rerank(collection, knrm, split, hybrid, runs_dir / split, KNRM_RUN,
+                             None, quiet))
+        )  # fmt: skip
     else:
         log(quiet, f"{collection.root}: no train split, so no reranker is trained")
-    runs[2:2] = rerankings
+    runs = [*firsts, *(reranked for _, reranked in rerankings)]
+    if human is not None:
+        runs.append(human)
 
     header = (
         f"{name} ({collection.query_lang}→{collection.doc_lang}), {split} split: BM25 "
         f"(k1 {K1}, b {B}) with the English queries untranslated, translated by dictionary "
         "(Pirkola structure, English word kept), and written by people"
+        f"\n{HYBRID_RUN}: the dictionary run fused with the dense run of {PRETRAINED} "
+        f"(min-max normalised, weight {DEFAULT_HYBRID_WEIGHT:g} on the dense scores)"
     )
-    header += (
-        f"\n{PRETRAINED_RUN}: the dictionary run reranked by the pretrained multilingual "
-        f"sentence encoder {PRETRAINED}, interpolated with BM25 "
-        f"(λ {default_interpolation(PRETRAINED):g})"
-    )
-    if model is not None:
-        runs_named = " and ".join(TUNED_RUNS)
+    if rerankings:
         header += (
-            f"\nFine-tuned ({runs_named}): the dictionary run reranked by {PRETRAINED} "
-            "fine-tuned on the train split (smooth cosine + SOSL; epoch chosen on dev), alone "
-            f"and interpolated with BM25 (λ {TUNED_INTERPOLATION:g})"
+            f"\n{TUNED_RUN}: the dictionary run reranked by {PRETRAINED} fine-tuned on the "
+            "train split (smooth cosine + SOSL; epoch chosen on dev), interpolated with BM25 "
+            f"(λ {TUNED_INTERPOLATION:g})"
+            f"\n{KNRM_RUN}: the hybrid run reranked by K-NRM on {PRETRAINED}'s subword table, "
+            f"trained on the train split ({KNRM_NEGATIVES} negatives; epoch chosen on dev), "
+            f"interpolated with the hybrid scores (λ {SUBWORD_INTERPOLATION:g})"
         )
     report = [header, format_result(evaluate_runs(qrels, runs, baseline=str(runs[0])), "table")]
-    versus_first_stage = evaluate_runs(
-        qrels, [dictionary_run, *rerankings], baseline=str(dictionary_run)
-    )
-    report += [
-        "",
-        "Reranking against its first stage:",
-        format_result(versus_first_stage, "table"),
-    ]
+    if rerankings:
+        report += ["", "Reranking against its first stage:"]
+        for first, reranked in rerankings:
+            versus = evaluate_runs(qrels, [first, reranked], baseline=str(first))
+            report.append(format_result(versus, "table"))
     return "\n".join(report)
 
 
@@ -164,14 +176,21 @@ def _collection(
 
 
 def _index(collection: Collection, index: Path, quiet: bool) -> Path:
-    """The collection's index, built unless one of this very collection is there."""
+    """The collection's index with :data:`PRETRAINED`'s vectors, built unless one of this
+    very collection is there (vectors are added to an index that lacks them)."""
+    from clir_toolkit.index import add_dense_vectors
+
     try:
-        current = read_index_info(index).collection_sha256 == collection.fingerprint()
+        info = read_index_info(index)
+        current = info.collection_sha256 == collection.fingerprint()
     except ClirError:
         current = False
     if not current:
         log(quiet, f"indexing {collection.root} → {index}")
-        build_index(collection.root, index, verbose=not quiet)
+        build_index(collection.root, index, verbose=not quiet, dense=PRETRAINED)
+    elif info.dense is None or info.dense.encoder != PRETRAINED:
+        log(quiet, f"adding the {PRETRAINED} vectors of {collection.root} to {index}")
+        add_dense_vectors(index, PRETRAINED, collection.root, verbose=not quiet)
     return index
 
 
@@ -210,68 +229,119 @@ def _search(
     return run
 
 
-def _trained_model(
-    collection: Collection,
-    index: Path,
-    models: Path,
-    runs_dir: Path,
-    split: str,
+def _hybrid(
+    collection: Collection, index: Path, split: str, directory: Path, quiet: bool,
+    hits: int = DEFAULT_HITS,
+) -> Path:  # fmt: skip
+    """The hybrid run of ``split``: the dictionary run's BM25 fused with the dense run."""
+    from clir_toolkit.search.dense import hybrid_search_to_run
+
+    topics = read_topics(collection.split_file("topics", split))
+    run = directory / f"{HYBRID_RUN}.trec"
+    log(quiet, f"searching {split} topics: {HYBRID_RUN}")
+    queries = build_queries(topics, DICTIONARY, read_index_info(index).language)
+    hybrid_search_to_run(
+        index, queries, topics, run, hits=hits, k1=K1, b=B, tag=HYBRID_RUN,
+        structure=DICTIONARY.structure(), encoder=PRETRAINED, progress=not quiet,
+    )  # fmt: skip
+    return run
+
+
+def _training_runs(
+    collection: Collection, index: Path, runs_dir: Path, split: str, first_stage: str,
     quiet: bool,
+) -> tuple[Path, Path | None]:  # fmt: skip
+    """The train split's ``first_stage`` run (the negatives, :data:`RERANK_DEPTH` deep) and
+    the dev split's (the candidates the epoch is chosen on; None without a dev split)."""
+
+    def run(of_split: str, hits: int = DEFAULT_HITS) -> Path | None:
+        directory = runs_dir / of_split
+        if first_stage == HYBRID_RUN:
+            return _hybrid(collection, index, of_split, directory, quiet, hits=hits)
+        return _search(collection, index, SYSTEMS[1], of_split, directory, quiet, hits=hits)
+
+    train_run = run("train", RERANK_DEPTH)  # more hits would only cost time
+    assert train_run is not None
+    dev_run: Path | None = runs_dir / "dev" / f"{first_stage}.trec"
+    if split != "dev" and _has_split(collection, "dev"):
+        dev_run = run("dev")
+    return train_run, dev_run if dev_run is not None and dev_run.is_file() else None
+
+
+def _tuned_model(
+    collection: Collection, index: Path, models: Path, runs_dir: Path, split: str, quiet: bool
 ) -> Path:
-    """The encoder fine-tuned on the train split (negatives from its dictionary run) with
-    the defaults of ``clir rerank train``, reused when one trained with the same settings on
-    the same files is there."""
-    from clir_toolkit.freshness import is_fresh, mark_fresh
+    """:data:`PRETRAINED` fine-tuned on the train split (negatives from its dictionary run)
+    with the defaults of ``clir rerank train``."""
     from clir_toolkit.rerank.sentence.tuned import train_tuned
     from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
 
-    dictionary = SYSTEMS[1]
-    # The model reads the top RERANK_DEPTH candidates; more hits would only cost time.
-    train_run = _search(
-        collection, index, dictionary, "train", runs_dir / "train", quiet, hits=RERANK_DEPTH
-    )
-    assert train_run is not None
+    train_run, dev_run = _training_runs(collection, index, runs_dir, split, "bm25-dict", quiet)
     config = TunedConfig(
-        collection=collection.root,
-        topics=collection.split_file("topics", "train"),
-        qrels=collection.split_file("qrels", "train"),
-        run=train_run,
-        output=models / f"tuned-{PRETRAINED}.pt",
-        encoder=PRETRAINED,
-        depth=RERANK_DEPTH,
+        **_training_files(collection, train_run, dev_run),
+        output=models / f"tuned-{PRETRAINED}.pt", encoder=PRETRAINED, depth=RERANK_DEPTH,
         verbose=not quiet,
-    )
-    # The epoch is chosen on the dev split's dictionary run (made already if dev is shown).
-    dev_run = runs_dir / "dev" / "bm25-dict.trec"
-    if split != "dev" and _has_split(collection, "dev"):
-        dev_run = _search(collection, index, dictionary, "dev", dev_run.parent, quiet) or dev_run
-    if dev_run.is_file():
-        config = dataclasses.replace(
-            config,
+    )  # fmt: skip
+    return _made_once(config, collection, TUNED_CODE, train_tuned, quiet)
+
+
+def _knrm_model(
+    collection: Collection, index: Path, models: Path, runs_dir: Path, split: str, quiet: bool
+) -> Path:
+    """K-NRM on the pretrained subword table, trained on the train split with the defaults
+    of ``clir rerank train --model knrm`` (negatives from the :data:`KNRM_NEGATIVES` run)."""
+    from clir_toolkit.rerank.word.train import train_reranker
+    from clir_toolkit.rerank.word.train_config import TrainConfig
+
+    train_run, dev_run = _training_runs(collection, index, runs_dir, split, KNRM_NEGATIVES, quiet)
+    config = TrainConfig(
+        **_training_files(collection, train_run, dev_run),
+        output=models / "knrm.pt", model="knrm", depth=RERANK_DEPTH, verbose=not quiet,
+    )  # fmt: skip
+    return _made_once(config, collection, KNRM_CODE, train_reranker, quiet)
+
+
+def _training_files(collection: Collection, run: Path, dev_run: Path | None) -> dict[str, Any]:
+    """A training's input files: the train split's, and the dev split's when there is one."""
+    files: dict[str, Any] = {
+        "collection": collection.root,
+        "topics": collection.split_file("topics", "train"),
+        "qrels": collection.split_file("qrels", "train"),
+        "run": run,
+    }
+    if dev_run is not None:
+        files.update(
             dev_topics=collection.split_file("topics", "dev"),
             dev_qrels=collection.split_file("qrels", "dev"),
             dev_run=dev_run,
         )
+    return files
+
+
+def _made_once(
+    config: Any, collection: Collection, code: tuple[str, ...], train: Any, quiet: bool
+) -> Path:
+    """``config.output``, reused when it was trained with the same settings on the same files
+    by the same code (:mod:`clir_toolkit.freshness`), else trained by ``train(config)``."""
+    from clir_toolkit.freshness import is_fresh, mark_fresh
+
     key = _model_key(config, collection)
-    if is_fresh(config.output, key, MODEL_CODE):
+    if is_fresh(config.output, key, code):
         log(quiet, f"reusing {config.output} (trained with the same settings on the same files)")
-        return config.output
-    log(
-        quiet,
-        f"training the reranker on the train split ({config.epochs} epochs) -> {config.output}",
-    )
-    train_tuned(config)
-    mark_fresh(config.output, key, code=MODEL_CODE)
-    return config.output
+        return Path(config.output)
+    log(quiet, f"training the reranker on the train split -> {config.output}")
+    train(config)
+    mark_fresh(config.output, key, code=code)
+    return Path(config.output)
 
 
-def _model_key(config: TunedConfig, collection: Collection) -> str:
-    """What the model is made from: its settings, the content of its input files and the
-    model format (its training code, :data:`MODEL_CODE`, is checked beside the key)."""
-    from clir_toolkit.encoders import encoder_fingerprint
+def _model_key(config: Any, collection: Collection) -> str:
+    """What a model is made from: its settings, the content of its input files, its
+    encoder's or subword table's fingerprint and the model format (its training code is
+    checked beside the key)."""
     from clir_toolkit.files import sha256_file
     from clir_toolkit.freshness import digest
-    from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT
+    from clir_toolkit.rerank.data import subwords
 
     settings: dict[str, Any] = {
         field.name: str(value) if isinstance(value, Path) else value
@@ -283,35 +353,31 @@ def _model_key(config: TunedConfig, collection: Collection) -> str:
         path = getattr(config, name)
         if path is not None:
             settings[f"{name}_sha256"] = sha256_file(path)
-    settings.update(
-        collection=collection.fingerprint(),
-        encoder=encoder_fingerprint(config.encoder),
-        format=MODEL_FORMAT,
-    )
+    settings["collection"] = collection.fingerprint()
+    if hasattr(config, "encoder") and not hasattr(config, "model"):  # a fine-tuned encoder
+        from clir_toolkit.encoders import encoder_fingerprint
+        from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
+
+        settings.update(encoder=encoder_fingerprint(config.encoder), format=TUNED_FORMAT)
+    else:
+        from clir_toolkit.rerank.word.model_file import MODEL_FORMAT
+
+        settings.update(subwords=subwords.fingerprint(), format=MODEL_FORMAT)
     return digest(settings)
 
 
 def _rerank(
-    collection: Collection, model: Path | None, split: str, run: Path, directory: Path,
-    quiet: bool, name: str = PRETRAINED_RUN,
+    collection: Collection, model: Path, split: str, run: Path, directory: Path, name: str,
+    interpolate: float | None, quiet: bool,
 ) -> Path:  # fmt: skip
-    """The dictionary run of ``split`` reranked: by the fine-tuned ``model`` into the run
-    ``name`` of :data:`TUNED_RUNS` (with its λ), or by :data:`PRETRAINED` with no training
-    when ``model`` is None (its default λ)."""
+    """The top :data:`RERANK_DEPTH` of ``run`` reranked by ``model`` into the run ``name``,
+    interpolated with ``run``'s scores at ``interpolate`` (None: the model's default λ)."""
     from clir_toolkit.rerank.score import score_run
-    from clir_toolkit.rerank.sentence.pretrained import score_run_pretrained
 
     output = directory / f"{name}.trec"
-    log(quiet, f"reranking the top {RERANK_DEPTH} of {run} with {model or PRETRAINED}")
-    topics = collection.split_file("topics", split)
-    if model is None:
-        score_run_pretrained(
-            PRETRAINED, collection.root, topics, run, output, depth=RERANK_DEPTH,
-            tag=name, verbose=not quiet,
-        )  # fmt: skip
-    else:
-        score_run(
-            model, collection.root, topics, run, output, depth=RERANK_DEPTH,
-            interpolate=TUNED_RUNS[name], tag=name, verbose=not quiet,
-        )  # fmt: skip
+    log(quiet, f"reranking the top {RERANK_DEPTH} of {run} with {model}")
+    score_run(
+        model, collection.root, collection.split_file("topics", split), run, output,
+        depth=RERANK_DEPTH, interpolate=interpolate, tag=name, verbose=not quiet,
+    )  # fmt: skip
     return output
