@@ -17,7 +17,9 @@ Thread counts must really apply, and the BLAS and OpenMP libraries of the encode
 theirs once, when they load. So every measurement at a thread count runs in a fresh process
 (``python -m clir_toolkit.bench_dense JOB.json``) started with ``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS`` and ``OPENBLAS_NUM_THREADS`` set to it, whose encoder is also made with
-that many threads; the process' CPU time beside its wall time shows the threads that worked.
+that many threads. The process' CPU time beside its wall time shows the threads that worked,
+and the rate per CPU second depends less than the wall-clock rate on the other jobs of a
+shared machine (which the table's load averages describe).
 Each timing is warmed up once and repeated ``repeat`` times; the fastest is kept.
 """
 
@@ -193,9 +195,16 @@ def _threads(count: int) -> str:
     return f"{count} thread" + ("s" if count != 1 else "")
 
 
+def _timing_note(count: int, noun: str, seconds: float, cpu: float) -> str:
+    """``225 queries in 0.034 s wall, 0.034 s CPU``, with the rate per CPU second: on a
+    shared machine the wall time counts the waits for a core, the CPU time does not."""
+    per_cpu = f"{count / cpu:,.1f} per CPU second" if cpu > 0 else "CPU time too short"
+    return f"{count}{noun} in {seconds:.3f} s wall, {cpu:.3f} s CPU: {per_cpu}"
+
+
 def _rate_row(measurement: str, setting: str, result: dict[str, Any], unit: str) -> DenseBenchRow:
     seconds, cpu, count = result["seconds"], result["cpu"], result["count"]
-    note = f"{count} in {seconds:.2f} s, CPU/wall {cpu / seconds:.2f}"
+    note = _timing_note(count, "", seconds, cpu)
     return DenseBenchRow(measurement, setting, count / seconds, unit, note)
 
 
@@ -263,7 +272,7 @@ def _search_rows(
 
     def rate(measurement: str, timing: list[float]) -> DenseBenchRow:
         seconds, cpu = timing
-        note = f"{queries} queries in {seconds:.3f} s, CPU/wall {cpu / seconds:.2f}"
+        note = _timing_note(queries, " queries", seconds, cpu)
         return DenseBenchRow(measurement, setting, queries / seconds, "queries/s", note)
 
     rows = [rate(f"exact search, top {hits}", done["exact"])]
