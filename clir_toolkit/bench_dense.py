@@ -35,9 +35,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.compute.threads import usable_cores
 from clir_toolkit.errors import ClirError, ResourceError
+
+if TYPE_CHECKING:
+    from clir_toolkit.vectors import DenseRecord
 
 DEFAULT_DOCUMENTS = 200
 """Documents encoded per encoder and thread count: a few seconds for use-m3 on one thread."""
@@ -286,7 +290,7 @@ def _search_rows(
     return rows
 
 
-def _size_rows(index: Path, record: Any, done: dict[str, Any]) -> list[DenseBenchRow]:
+def _size_rows(index: Path, record: DenseRecord, done: dict[str, Any]) -> list[DenseBenchRow]:
     """Disk and memory per 10,000 documents, from the files and the worker's resident set."""
     scale = PER / record.documents
 
@@ -300,17 +304,10 @@ def _size_rows(index: Path, record: Any, done: dict[str, Any]) -> list[DenseBenc
                           f"{vectors:,} {of_all}")]  # fmt: skip
     if record.hnsw:
         graph = (index / record.graph_file).stat().st_size
-        rows.append(
-            DenseBenchRow(
-                f"disk: HNSW graph, M {record.hnsw}",
-                record.graph_file,
-                megabytes(graph),
-                unit,
-                f"{graph:,} {of_all}",
-            )
-        )
+        rows.append(DenseBenchRow(f"disk: HNSW graph, M {record.hnsw}", record.graph_file,
+                                  megabytes(graph), unit, f"{graph:,} {of_all}"))  # fmt: skip
     nbytes = done["vectors_nbytes"]
-    array = f"the float32 array: {megabytes(nbytes):.1f}"
+    array = f"the float32 array alone: {megabytes(nbytes):.1f} MB"
     if done.get("vectors_resident") is None:  # no /proc: the array's size stands in
         return [*rows, DenseBenchRow("memory: vectors (array size)", "", megabytes(nbytes), unit,
                                      "resident set not measurable here")]  # fmt: skip
@@ -333,8 +330,6 @@ def format_bench_dense(
 
     def load(value: float | None) -> str:
         return "unknown" if value is None else f"{value:.2f}"
-
-    from clir_toolkit.compute.threads import usable_cores
 
     lines = [
         f"command: {command}",
