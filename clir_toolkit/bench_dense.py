@@ -78,6 +78,17 @@ def resident_bytes() -> int | None:
     return int(fields[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def thread_pools() -> str:
+    """The native thread pools loaded in this process and their sizes (``openblas 2,
+    openmp 2``), as threadpoolctl (which use-m3 installs) sees them; empty without it."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return ""
+    pools = threadpoolctl.threadpool_info()
+    return ", ".join(f"{pool['internal_api']} {pool['num_threads']}" for pool in pools)
+
+
 def best_of(action: Any, repeat: int) -> tuple[float, float]:
     """``action`` run once to warm up, then ``repeat`` times: the fastest run's wall time and
     the CPU time (every thread of the process) it took."""
@@ -100,7 +111,7 @@ def measure_encoding(job: dict[str, Any]) -> dict[str, Any]:
     texts, query = job["texts"], job["query"]
     encode_batched(encoder, texts[:WARMUP_TEXTS], query, "", False)
     wall, cpu = best_of(lambda: encode_batched(encoder, texts, query, "", False), job["repeat"])
-    return {"seconds": wall, "cpu": cpu, "count": len(texts)}
+    return {"seconds": wall, "cpu": cpu, "count": len(texts), "pools": thread_pools()}
 
 
 def measure_search(job: dict[str, Any]) -> dict[str, Any]:
@@ -148,6 +159,7 @@ def measure_search(job: dict[str, Any]) -> dict[str, Any]:
         recalls = [len(met & truth) / len(truth) for truth, met in pairs if truth]
         result["recall"] = sum(recalls) / len(recalls) if recalls else None
     result["queries"] = len(queries)
+    result["pools"] = thread_pools()
     return result
 
 
@@ -199,16 +211,18 @@ def _threads(count: int) -> str:
     return f"{count} thread" + ("s" if count != 1 else "")
 
 
-def _timing_note(count: int, noun: str, seconds: float, cpu: float) -> str:
-    """``225 queries in 0.034 s wall, 0.034 s CPU``, with the rate per CPU second: on a
-    shared machine the wall time counts the waits for a core, the CPU time does not."""
+def _timing_note(count: int, noun: str, seconds: float, cpu: float, pools: str) -> str:
+    """``225 queries in 0.034 s wall, 0.034 s CPU``, with the rate per CPU second (on a
+    shared machine the wall time counts the waits for a core, the CPU time does not) and the
+    thread pools the worker ran with (the proof that its thread count applied)."""
     per_cpu = f"{count / cpu:,.1f} per CPU second" if cpu > 0 else "CPU time too short"
-    return f"{count}{noun} in {seconds:.3f} s wall, {cpu:.3f} s CPU: {per_cpu}"
+    note = f"{count}{noun} in {seconds:.3f} s wall, {cpu:.3f} s CPU: {per_cpu}"
+    return f"{note}; thread pools: {pools}" if pools else note
 
 
 def _rate_row(measurement: str, setting: str, result: dict[str, Any], unit: str) -> DenseBenchRow:
     seconds, cpu, count = result["seconds"], result["cpu"], result["count"]
-    note = _timing_note(count, "", seconds, cpu)
+    note = _timing_note(count, "", seconds, cpu, result["pools"])
     return DenseBenchRow(measurement, setting, count / seconds, unit, note)
 
 
@@ -276,7 +290,7 @@ def _search_rows(
 
     def rate(measurement: str, timing: list[float]) -> DenseBenchRow:
         seconds, cpu = timing
-        note = _timing_note(queries, " queries", seconds, cpu)
+        note = _timing_note(queries, " queries", seconds, cpu, done["pools"])
         return DenseBenchRow(measurement, setting, queries / seconds, "queries/s", note)
 
     rows = [rate(f"exact search, top {hits}", done["exact"])]

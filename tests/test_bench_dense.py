@@ -59,6 +59,9 @@ def test_bench_dense_prints_a_row_per_measurement(dense_index: Path) -> None:
             assert figure > 0 and found_unit == unit
         assert rows[("encoding documents", f"use-m3, {threads}")][2].startswith("5 in ")
         assert rows[("encoding queries", f"use-m3, {threads}")][2].startswith("6 in ")
+        # the worker's native thread pools (use-m3's BLAS) hold the thread count asked for
+        pools = rows[("encoding documents", f"use-m3, {threads}")][2].split("thread pools: ")[1]
+        assert pools and all(pool.split()[-1] == threads.split()[0] for pool in pools.split(", "))
         searched = f"use-m3 vectors, {threads}"
         for measurement in ("exact search, top 5", "HNSW search, top 5, ef 256"):
             figure, unit, note = rows[(measurement, searched)]

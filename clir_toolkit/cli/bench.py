@@ -146,7 +146,8 @@ def _register_dense(bench: Any, common: argparse.ArgumentParser) -> None:
         "threads set before the encoder loads), queries/s of exact and HNSW search of the "
         "topics (query encoding excluded) and HNSW's recall against exact, and disk and "
         "memory per 10,000 documents (file sizes; resident set growth on reading). Prints a "
-        "markdown table with the command and the load average at its start and end.",
+        "markdown table with the command and the load average at its start and end; each "
+        "rate with its wall and CPU seconds and the thread pools its process ran with.",
     )
     b.add_argument("--index", required=True, type=Path, help="an index with dense vectors")
     _topic_options(b)
