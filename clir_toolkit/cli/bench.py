@@ -1,4 +1,4 @@
-"""``clir bench search|rerank``: speed benchmarks."""
+"""``clir bench search|commands|rerank|dense``: speed benchmarks."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ from clir_toolkit.cli.options import (
     _translation_options,
 )
 from clir_toolkit.errors import UsageError
+
+DENSE_DOCUMENTS = 200
+"""``clir bench dense --documents``' default (:data:`clir_toolkit.bench_dense.DEFAULT_DOCUMENTS`,
+not imported here: listing the commands stays cheap)."""
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -127,6 +131,55 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     real.add_argument("--run", type=Path, help="first-stage run of the split (negatives)")
     real.add_argument("--split", default="train", help="the split trained on (default train)")
     b.set_defaults(handler=cmd_bench_rerank)
+    _register_dense(bench, common)
+
+
+def _register_dense(bench: Any, common: argparse.ArgumentParser) -> None:
+    """``clir bench dense``: the speed and size of dense retrieval."""
+    b = bench.add_parser(
+        "dense",
+        parents=[common],
+        help="encoding documents/s and queries/s, dense search queries/s (exact, HNSW), "
+        "HNSW recall, disk and memory per 10,000 documents",
+        description="For an index with vectors (clir index --dense [--hnsw M]): documents/s "
+        "and queries/s of each encoder at each thread count (each in a fresh process, its "
+        "threads set before the encoder loads), queries/s of exact and HNSW search of the "
+        "topics (query encoding excluded) and HNSW's recall against exact, and disk and "
+        "memory per 10,000 documents (file sizes; resident set growth on reading). Prints a "
+        "markdown table with the command and the load average at its start and end; each "
+        "rate with its wall and CPU seconds and the thread pools its process ran with.",
+    )
+    b.add_argument("--index", required=True, type=Path, help="an index with dense vectors")
+    _topic_options(b)
+    b.add_argument(
+        "--encoders",
+        nargs="+",
+        metavar="NAME",
+        help="encoders whose speed is measured (registered names or hf:DIR); default: the "
+        "one that made the index's vectors",
+    )
+    b.add_argument(
+        "--threads",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="thread counts measured (default: 1 and the usable cores)",
+    )
+    b.add_argument(
+        "--documents",
+        type=int,
+        default=DENSE_DOCUMENTS,
+        metavar="N",
+        help=f"the first N documents of the index's collection are encoded (default "
+        f"{DENSE_DOCUMENTS}; 0: no document-encoding rows)",
+    )
+    b.add_argument("--hits", type=int, default=100, help="documents per query (default 100)")
+    b.add_argument(
+        "--ef-search", type=int, metavar="EF", help="HNSW's candidate list (default: clir "
+        "search's, raised to --hits when smaller)",
+    )  # fmt: skip
+    b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    b.set_defaults(handler=cmd_bench_dense)
 
 
 def cmd_bench_search(args: argparse.Namespace) -> int:
@@ -170,6 +223,39 @@ def cmd_bench_commands(args: argparse.Namespace) -> int:
         anserini=not args.no_anserini,
     )  # fmt: skip
     print(format_bench_commands(rows, load))
+    return 0
+
+
+def cmd_bench_dense(args: argparse.Namespace) -> int:
+    import os
+    import shlex
+    import sys
+
+    from clir_toolkit.bench_dense import bench_dense, format_bench_dense
+    from clir_toolkit.compute.threads import usable_cores
+
+    threads = sorted(set(args.threads or [1, usable_cores()]))
+    if threads[0] < 1:
+        raise UsageError(f"--threads must be at least 1 (got {threads[0]})")
+    for name in ("hits", "repeat"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1 (got {getattr(args, name)})")
+    if args.documents < 0:
+        raise UsageError(f"--documents must be 0 or more (got {args.documents})")
+    if args.ef_search is not None and args.ef_search < 1:
+        raise UsageError(f"--ef-search must be at least 1 (got {args.ef_search})")
+
+    def load() -> float | None:
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+    started = load()
+    rows = bench_dense(
+        args.index, [topic.query for topic in _read_topics(args)], encoders=args.encoders,
+        threads=threads, documents=args.documents, hits=args.hits, ef_search=args.ef_search,
+        repeat=args.repeat,
+    )  # fmt: skip
+    command = shlex.join(["clir", *sys.argv[1:]])
+    print(format_bench_dense(rows, command, args.index, (started, load())))
     return 0
 
 
