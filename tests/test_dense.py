@@ -6,6 +6,7 @@ a query encoder other than the one that made the vectors."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -268,6 +269,12 @@ def test_a_fine_tuned_model_ranks_every_document_as_rerank_score_does(
     expected, got = read_run(reranked), read_run(towers)
     assert [(r.qid, r.docid) for r in got] == [(r.qid, r.docid) for r in expected]
     assert [(r.qid, r.docid) for r in got] != [(r.qid, r.docid) for r in read_run(first)]
+    if importlib.util.find_spec("ray") is not None:  # the towers' run on Ray: the same bytes
+        spread = tmp_path / "towers-ray.run"
+        result = run_clir("search", *common, "--output", str(spread), "--dense", "--model",
+                          str(model), "--ray", "local:2")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert spread.read_bytes() == towers.read_bytes()
 
 
 def test_pyterrier_dense_retriever_ranks_as_clir_search_dense(
@@ -326,7 +333,6 @@ def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
     [
         (["--dense", "--hybrid"], "choose one of --dense"),
         (["--encoder", "use-m3"], "options of --dense and --hybrid"),
-        (["--hybrid", "--ray", "local:2"], "not with --ray"),
     ],
 )
 def test_dense_options_out_of_place_are_one_line_usage_errors(
@@ -336,4 +342,66 @@ def test_dense_options_out_of_place_are_one_line_usage_errors(
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
                       *extra)  # fmt: skip
     assert_one_line_error(result, fragment, status=2)
+    assert not (tmp_path / "r.run").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--dense"],
+        ["--dense", "--hits", "5", "--workers", "3"],
+        ["--hybrid", "--translate", "dict", "--structure", "syn", "--prf", "rocchio",
+         "--fb-docs", "3", "--hybrid-weight", "0.3"],
+        ["--hybrid", "--hits", "4", "--workers", "1"],
+    ],
+)  # fmt: skip
+def test_dense_and_hybrid_on_two_local_workers_write_the_same_run(
+    dense_index: Path, collection: Path, tmp_path: Path, options: list[str]
+) -> None:
+    """``--dense`` and ``--hybrid`` with ``--ray local:2``: the query vectors (and the BM25
+    queries of the hybrid) searched in 1 to 3 chunks on a 2-CPU cluster give byte for byte
+    the run of one process."""
+    pytest.importorskip("ray")
+    common = ["--index", str(dense_index), "--topics", str(collection / "topics.dev.tsv"),
+              "--quiet", *options]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    assert run_clir("search", *common, "--output", str(one)).returncode == 0
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
+    assert len(read_topics(collection / "topics.dev.tsv")) < len(one.read_text().splitlines())
+
+
+def test_approximate_search_on_two_local_workers_writes_the_same_run(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    """``--dense --approximate --ray local:2``: the HNSW graph travels to the workers (as
+    Faiss serialises it) and each searches its queries in it as one process does."""
+    pytest.importorskip("ray")
+    pytest.importorskip("faiss")
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense",
+                      "--hnsw", "4", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    common = ["--index", str(index), "--topics", str(collection / "topics.dev.tsv"), "--dense",
+              "--approximate", "--ef-search", "2", "--hits", "3", "--quiet"]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    assert run_clir("search", *common, "--output", str(one)).returncode == 0
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["--dense", "--hybrid"])
+def test_an_index_without_vectors_on_ray_is_one_line_before_the_cluster(
+    fr_index: Path, tmp_path: Path, mode: str
+) -> None:
+    """The driver opens the vectors before it starts a cluster: a refusal is one process's
+    line, and nothing is written."""
+    pytest.importorskip("ray")
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      mode, "--ray", "local:2")  # fmt: skip
+    assert_one_line_error(result, "holds no dense vectors", "--dense")
     assert not (tmp_path / "r.run").exists()
