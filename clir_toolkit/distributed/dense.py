@@ -8,13 +8,13 @@ vectors. The driver does what one process does first: it opens the index's vecto
 ``--approximate``), loads the query encoder and encodes every topic in the batches one
 process forms, so the query vectors are the same numbers. Then:
 
-1. the document side (:class:`~clir_toolkit.search.dense.DenseDocuments`: docids, vectors,
-   graph) goes into Ray's object store once, and every task reads it from there (the
-   vectors without a copy on the driver's machine): no worker loads an encoder, applies a
-   tower or reads the vectors file;
+1. the document side (:class:`~clir_toolkit.search.vector_search.DenseDocuments`:
+   docids, vectors, graph) goes into Ray's object store once, and every task reads it from
+   there (the tasks of one machine share one copy of the vectors): no worker loads an
+   encoder, applies a tower or reads the vectors file;
 2. the query vectors are cut into contiguous chunks (``--workers``, default the cluster's
    CPUs), one Ray task each, which searches its queries with the code one process runs
-   (:meth:`~clir_toolkit.search.dense.DenseDocuments.search`);
+   (:meth:`~clir_toolkit.search.vector_search.DenseDocuments.search`);
 3. the driver gathers the hits in order, makes them rows with the same function and writes
    the run with the same writer (sorted, ties by docid): byte for byte one process's run.
 
@@ -40,9 +40,7 @@ from clir_toolkit.distributed.search import search_rows_on
 from clir_toolkit.formats import RunRow, Topic
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, SearchStats, write_search_run
 from clir_toolkit.search.dense import (
-    DEFAULT_EF_SEARCH,
     DEFAULT_HYBRID_WEIGHT,
-    DenseDocuments,
     DenseSearcher,
     check_dense,
     check_hybrid,
@@ -50,6 +48,7 @@ from clir_toolkit.search.dense import (
 )
 from clir_toolkit.search.runs import cyclic_gc_paused, ranked_rows
 from clir_toolkit.search.searcher import Hit
+from clir_toolkit.search.vector_search import DEFAULT_EF_SEARCH, DenseDocuments
 
 if TYPE_CHECKING:
     import numpy as np
