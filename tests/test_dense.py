@@ -413,16 +413,32 @@ def test_an_index_without_vectors_on_ray_is_one_line_before_the_cluster(
     assert not (tmp_path / "r.run").exists()
 
 
+@pytest.fixture(scope="module")
+def big_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """1,500 generated documents and 50 topics, never encoded here (copy it to encode)."""
+    return write_big_collection(tmp_path_factory.mktemp("big") / "big-fr", 1500, 50)
+
+
+@pytest.fixture(scope="module")
+def big_dense_index(big_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of a copy of :func:`big_collection` with its vectors, built by one process."""
+    root = tmp_path_factory.mktemp("big-one")
+    shutil.copytree(big_collection, root / "big-fr")
+    result = run_clir("index", "--collection", str(root / "big-fr"), "--index",
+                      str(root / "idx"), "--dense", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return root / "idx"
+
+
 def test_vectors_encoded_on_ray_are_one_process_s_even_when_a_worker_is_killed(
-    tmp_path: Path,
+    big_collection: Path, big_dense_index: Path, tmp_path: Path
 ) -> None:
     """``clir index --dense --ray local:2`` encodes the documents on the cluster, in the
     batches one process encodes: kill -9 a worker in the middle of its batches, and Ray
     encodes them again; the index stores the vectors (and docids) one process stores."""
     pytest.importorskip("ray")
-    collection = write_big_collection(tmp_path / "big", documents=1500, topics=1)
-    alone = tmp_path / "alone"  # the same collection, with a vector cache of its own
-    shutil.copytree(collection, alone)
+    collection = tmp_path / "big-fr"  # a copy: a vector cache of its own, empty
+    shutil.copytree(big_collection, collection)
     spread = tmp_path / "ray-idx"
     result, killed = run_clir_killing_a_worker(
         "index", "--collection", str(collection), "--index", str(spread), "--dense",
@@ -430,12 +446,27 @@ def test_vectors_encoded_on_ray_are_one_process_s_even_when_a_worker_is_killed(
     )  # fmt: skip
     assert killed is not None, "no worker was caught encoding"
     assert result.returncode == 0, result.stderr
-    one = tmp_path / "one-idx"
-    result = run_clir("index", "--collection", str(alone), "--index", str(one), "--dense",
-                      "--quiet")  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    record = json.loads((one / SIDECAR).read_text())["dense"]
+    record = json.loads((big_dense_index / SIDECAR).read_text())["dense"]
     assert json.loads((spread / SIDECAR).read_text())["dense"] == record
-    with np.load(spread / record["file"]) as a, np.load(one / record["file"]) as b:
+    with np.load(spread / record["file"]) as a, np.load(big_dense_index / record["file"]) as b:
         assert list(a["docids"]) == list(b["docids"])
         assert np.array_equal(a["vectors"], b["vectors"])
+
+
+def test_a_dense_run_does_not_depend_on_the_number_of_blas_threads(
+    big_collection: Path, big_dense_index: Path, tmp_path: Path
+) -> None:
+    """One process with two BLAS threads and ``--ray local:2`` with one thread a worker
+    write the same run: a document's score is computed the same way on any number of
+    threads (BLAS' matrix-vector product changed the last bit of some near its split)."""
+    pytest.importorskip("ray")
+    common = ["search", "--index", str(big_dense_index), "--topics",
+              str(big_collection / "topics.dev.tsv"), "--dense", "--quiet"]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    threads = {name: "2" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    result = run_clir(*common, "--output", str(one), env=threads)
+    assert result.returncode == 0, result.stderr
+    threads = {name: "1" for name in threads}
+    result = run_clir(*common, "--output", str(spread), "--ray", "local:2", env=threads)
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
