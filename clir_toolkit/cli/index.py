@@ -68,7 +68,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="with --dense, also store an approximate index of the vectors (Faiss' HNSW "
         "graph, M neighbours a node, e.g. 32), for clir search --approximate (default: none)",
     )
-    _ray_options(p, "build the shards in parallel (the workers must see --index's directory)")
+    _ray_options(p, "build the shards, and encode --dense's documents, in parallel (the "
+                 "workers must see --index's directory)")  # fmt: skip
     p.set_defaults(handler=cmd_index)
 
 
@@ -80,6 +81,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         threads = 1 if args.ray else os.cpu_count() or 1
     if threads < 1:
         raise UsageError(f"--threads must be at least 1 (got {threads})")
+    if args.dense is not None and args.ray is not None:  # the vectors first, on the cluster
+        from clir_toolkit.distributed.encode import fill_vector_cache_on_ray
+
+        cluster, worker_env = _ray_cluster(args)
+        fill_vector_cache_on_ray(cluster, args.collection, args.dense, worker_env=worker_env,
+                                 verbose=not args.quiet)  # fmt: skip
     if args.dense is not None and _vectors_only(args):
         from clir_toolkit.index import add_dense_vectors
 

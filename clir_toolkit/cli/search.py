@@ -113,12 +113,28 @@ def _dense_search(
 
     if args.dense and args.hybrid:
         raise UsageError("choose one of --dense (the dense run alone) and --hybrid (fused)")
-    if args.ray is not None:
-        raise UsageError("--dense and --hybrid search here only, not with --ray")
     dense = {
         "encoder": args.encoder, "model": args.model, "approximate": args.approximate,
         "ef_search": args.ef_search,
     }  # fmt: skip
+    if args.ray is not None:
+        from clir_toolkit.distributed.dense import (
+            dense_search_to_run_on_ray,
+            hybrid_search_to_run_on_ray,
+        )
+
+        cluster, worker_env = _ray_cluster(args)
+        spread = {"workers": args.workers, "worker_env": worker_env}
+        if args.dense:
+            return dense_search_to_run_on_ray(
+                cluster, args.index, topics, args.output, hits=options["hits"],
+                tag=options["tag"], progress=options["progress"], **dense, **spread,
+            )  # fmt: skip
+        del options["info"]  # each worker reads the index's sidecar itself
+        return hybrid_search_to_run_on_ray(
+            cluster, args.index, queries, topics, args.output,
+            hybrid_weight=args.hybrid_weight, **dense, **options, **spread,
+        )  # fmt: skip
     if args.dense:
         return dense_search_to_run(
             args.index, topics, args.output, hits=options["hits"], tag=options["tag"],

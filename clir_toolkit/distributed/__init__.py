@@ -11,8 +11,13 @@ optional extra (``pip install 'clir_toolkit[ray]'``; ``make setup`` installs it)
 * :mod:`.index` — sharded indexing: the shards of ``clir index --shards N`` built by
   parallel tasks, one JVM each (the sharded index is searched as one,
   :func:`clir_toolkit.index.open_reader`);
+* :mod:`.encode` — the documents of ``clir index --dense --ray`` encoded by Ray tasks, in
+  one process's batches, into the collection's vector cache;
 * :mod:`.search` — query-parallel search: the topics split across workers, one JVM each,
   rows gathered and written by the driver exactly as one process writes them;
+* :mod:`.dense` — dense and hybrid search: the driver encodes the queries, tasks search
+  chunks of their vectors against the index's vectors (put in Ray's object store once),
+  and the hybrid's BM25 half is :mod:`.search`'s; the same run as one process;
 * :mod:`.rerank` — neural reranking: the (query, document) pairs scored in the batches one
   process forms, by actors that load the model once; the run reranked and written by the
   driver exactly as one process does;

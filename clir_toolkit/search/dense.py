@@ -51,6 +51,7 @@ from clir_toolkit.search.runs import (
     write_search_run,
 )
 from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
+from clir_toolkit.search.vector_search import DEFAULT_EF_SEARCH, DenseDocuments
 from clir_toolkit.vectors import read_graph, read_vectors
 
 if TYPE_CHECKING:
@@ -67,10 +68,6 @@ HYBRID_DEPTH = 1000
 of a hybrid run does not depend on ``--hits``, and a document ranked low by one run and high
 by the other still gets both scores. On ddtp-en-fr-hard test, fusing the top 100 of each
 instead of the top 1,000 gave 0.5847 nDCG@10 instead of 0.5964."""
-
-DEFAULT_EF_SEARCH = 256
-"""HNSW's search-time candidate list (``efSearch``): recall against exact search rises with
-it, and so does the time a query takes."""
 
 DENSE_PARAMS = declare(
     Param("dense", bool, False, "rank by the index's dense vectors alone (clir index --dense): "
@@ -140,10 +137,7 @@ class DenseSearcher:
                 f"encoder is {self.encoder.fingerprint}; encode them again with: clir index "
                 f"--collection {info.collection} --index {index} --dense {record.encoder}"
             )
-        self.docids, vectors = read_vectors(self.index, record)
-        self.vectors = self._document_tower(vectors)
-        self._graph: Any = None
-        self.ef_search = ef_search
+        graph: Any = None
         if approximate:
             if record.hnsw == 0:
                 raise ClirError(
@@ -156,7 +150,20 @@ class DenseSearcher:
                     "--approximate searches the graph of the encoder's own vectors, not a "
                     "fine-tuned tower's: leave out --model or --approximate"
                 )
-            self._graph = read_graph(self.index, record)
+            graph = read_graph(self.index, record)
+        docids, vectors = read_vectors(self.index, record)
+        self.documents = DenseDocuments(docids, self._document_tower(vectors), graph, ef_search)
+
+    @property
+    def docids(self) -> list[str]:
+        """The index's docids, in the order of its vectors."""
+        return self.documents.docids
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The documents' unit vectors (through the fine-tuned document tower, with
+        ``--model``)."""
+        return self.documents.vectors
 
     def _document_tower(self, vectors: np.ndarray) -> np.ndarray:
         """The stored vectors, through a fine-tuned document tower: ``f_d(d) / (|f_d(d)| +
@@ -188,28 +195,8 @@ class DenseSearcher:
             return self._tuned.query(torch.from_numpy(vectors)).numpy().astype(np.float32)
 
     def search(self, vector: np.ndarray, hits: int) -> list[Hit]:
-        """The ``hits`` documents closest to one query vector, ties by docid descending; none
-        for a query the encoder gives no direction (an empty text)."""
-        import numpy as np
-
-        if not np.any(vector):
-            return []
-        if self._graph is not None:
-            return self._approximate(vector, hits)
-        scores = self.vectors @ vector
-        return top_hits(scores, self.docids, hits)
-
-    def _approximate(self, vector: np.ndarray, hits: int) -> list[Hit]:
-        """The best documents the HNSW graph finds for one query vector."""
-        import numpy as np
-
-        count = min(hits, len(self.docids))
-        self._graph.hnsw.efSearch = max(self.ef_search, count)
-        scores, rows = self._graph.search(vector.reshape(1, -1).astype(np.float32), count)
-        found = [(float(s), self.docids[r]) for s, r in zip(scores[0], rows[0], strict=True)
-                 if r >= 0]  # fmt: skip
-        found.sort(reverse=True)  # score descending, ties by docid descending
-        return [Hit(docid, score) for score, docid in found]
+        """The ``hits`` documents closest to one query vector (:meth:`DenseDocuments.search`)."""
+        return self.documents.search(vector, hits)
 
     def batch_search(
         self, topics: Sequence[Topic], hits: int, progress: bool = False
@@ -218,24 +205,6 @@ class DenseSearcher:
         vectors = self.query_vectors([topic.query for topic in topics], progress)
         for topic, vector in zip(topics, vectors, strict=True):
             yield topic.qid, self.search(vector, hits)
-
-
-def top_hits(scores: np.ndarray, docids: Sequence[str], hits: int) -> list[Hit]:
-    """The ``hits`` best of ``scores`` (one per document of ``docids``), by score descending,
-    ties by docid descending as trec_eval reads a run; a tie at the cut is settled the same
-    way, so the hits do not depend on how numpy partitions."""
-    import numpy as np
-
-    count = min(hits, len(scores))
-    if count <= 0:
-        return []
-    if count < len(scores):
-        threshold = np.partition(scores, len(scores) - count)[len(scores) - count]
-        chosen = np.flatnonzero(scores >= threshold)
-    else:
-        chosen = np.arange(len(scores))
-    ordered = sorted(chosen.tolist(), key=lambda i: (float(scores[i]), docids[i]), reverse=True)
-    return [Hit(docids[i], float(scores[i])) for i in ordered[:count]]
 
 
 def _read_tuned(path: Path) -> tuple[Any, str]:
@@ -253,6 +222,13 @@ def _read_tuned(path: Path) -> tuple[Any, str]:
     return model, str(record["encoder"])
 
 
+def check_dense(hits: int, ef_search: int) -> None:
+    """Refuse a dense search's ``hits`` or ``ef_search`` before any work."""
+    check_options(
+        {"hits": hits, "ef_search": ef_search}, [BM25_PARAMS["hits"], DENSE_PARAMS["ef_search"]]
+    )
+
+
 def dense_rows(
     index: str | Path,
     topics: Sequence[Topic],
@@ -266,9 +242,7 @@ def dense_rows(
     ef_search: int = DEFAULT_EF_SEARCH,
 ) -> tuple[list[RunRow], list[str]]:
     """The dense run's rows of ``topics``, and the ids of the topics that found nothing."""
-    check_options(
-        {"hits": hits, "ef_search": ef_search}, [BM25_PARAMS["hits"], DENSE_PARAMS["ef_search"]]
-    )
+    check_dense(hits, ef_search)
     searcher = DenseSearcher(index, encoder, model, approximate=approximate, ef_search=ef_search)
     with cyclic_gc_paused():
         return ranked_rows(searcher.batch_search(topics, hits, progress), tag)
@@ -314,19 +288,42 @@ def hybrid_rows(
     """The hybrid run's rows: BM25 of ``queries`` (with ``bm25``'s options: k1, b,
     structure, threads, feedback) and the dense run of ``topics``, each
     :data:`HYBRID_DEPTH` deep (or ``hits`` if more), interpolated with the dense run's weight
-    ``hybrid_weight``, the top ``hits`` kept; and the topics that found nothing in either."""
+    ``hybrid_weight``, the top ``hits`` kept (:func:`fuse_hybrid`); and the topics that found
+    nothing in either."""
+    depth = check_hybrid(queries, topics, hybrid_weight, hits)
+    lexical, _ = search_rows(index, queries, hits=depth, tag=tag, progress=progress, **bm25)
+    semantic, _ = dense_rows(
+        index, topics, hits=depth, tag=tag, encoder=encoder, model=model, progress=progress,
+        approximate=approximate, ef_search=ef_search,
+    )  # fmt: skip
+    return fuse_hybrid(lexical, semantic, topics, hybrid_weight, hits, tag)
+
+
+def check_hybrid(
+    queries: Sequence[StructuredQuery], topics: Sequence[Topic], hybrid_weight: float, hits: int
+) -> int:
+    """Refuse a hybrid search's options before any work (a weight outside [0, 1], BM25
+    queries that are not the topics'); the depth each of its two runs is searched to."""
     check_options(
         {"hybrid_weight": hybrid_weight, "hits": hits},
         [DENSE_PARAMS["hybrid_weight"], BM25_PARAMS["hits"]],
     )
     if {q.qid for q in queries} != {t.qid for t in topics}:
         raise UsageError("the BM25 queries and the topics of --hybrid must have the same ids")
-    depth = max(hits, HYBRID_DEPTH)
-    lexical, _ = search_rows(index, queries, hits=depth, tag=tag, progress=progress, **bm25)
-    semantic, _ = dense_rows(
-        index, topics, hits=depth, tag=tag, encoder=encoder, model=model, progress=progress,
-        approximate=approximate, ef_search=ef_search,
-    )  # fmt: skip
+    return max(hits, HYBRID_DEPTH)
+
+
+def fuse_hybrid(
+    lexical: Sequence[RunRow],
+    semantic: Sequence[RunRow],
+    topics: Sequence[Topic],
+    hybrid_weight: float,
+    hits: int,
+    tag: str,
+) -> tuple[list[RunRow], list[str]]:
+    """The hybrid run's rows from its BM25 rows and its dense rows, wherever they were
+    searched (here, or on Ray): ``w·dense + (1 − w)·BM25`` after per-query min-max
+    normalisation, the top ``hits`` of each query; and the topics found by neither."""
     rows = fuse(
         [lexical, semantic], "interpolate", weights=[1.0 - hybrid_weight, hybrid_weight],
         normalisation="minmax", depth=hits, tag=tag,
