@@ -15,12 +15,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "demo",
         parents=[common],
         help=command_help("demo"),
-        description="Build the English→French man-page collection (if missing), index it, "
-        "search its dev topics untranslated, translated by dictionary and written by people, "
-        "rerank the dictionary run by a pretrained multilingual sentence encoder and by the "
-        "same encoder fine-tuned on the train split (reused when its inputs are unchanged), "
-        "and print the evaluation with significance tests. Progress goes to stderr (none "
-        "with --quiet).",
+        description="Build the English→French man-page collection (if missing), index it "
+        "with use-m3's dense vectors, search its dev topics untranslated, translated by "
+        "dictionary, written by people, and by the hybrid of the dictionary run and the dense "
+        "run; rerank the dictionary run by use-m3 fine-tuned on the train split and the "
+        "hybrid run by K-NRM on use-m3's subword table (models reused when their inputs are "
+        "unchanged), and print the evaluation with significance tests. Progress goes to "
+        "stderr (none with --quiet).",
     )
     p.add_argument(
         "--collection",
