@@ -117,3 +117,29 @@ def test_a_bad_embed_value_is_one_line(tmp_path: Path, value: str, message: str)
     )  # fmt: skip
     assert_one_line_error(result, message, status=2)
     assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_clir_embed_evaluate_scores_a_space_on_held_out_dictionary_pairs(tmp_path: Path) -> None:
+    """Precision@1 and @5, nearest neighbour and CSLS, as ``clir embed train`` reports them:
+    ``list`` and ``file`` sit on their translations, ``copy`` nearer ``tuyau`` than
+    ``copier``."""
+    vec = tmp_path / "en-fr.vec"
+    vec.write_text(
+        "7 3\n"
+        "en:list 1 0 0\nen:file 0 1 0\nen:copy 0 0 1\n"
+        "fr:liste 1 0 0\nfr:fichier 0 1 0\nfr:tuyau 0 0 1\nfr:copier 0 0.8 0.6\n",
+        encoding="utf-8",
+    )
+    dictionary = tmp_path / "en-fr.tsv"
+    dictionary.write_text("list\tliste\nfile\tfichier\ncopy\tcopier\nsend\tenvoyer\n")
+    scores = tmp_path / "scores.json"
+    result = run_clir(
+        "embed", "evaluate", "--lang", "fr", "--embed", str(vec), "--dict", str(dictionary),
+        "--test-fraction", "0.99", "--output", str(scores),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(scores.read_text(encoding="utf-8"))
+    # send has no vector: no held-out word (as in clir embed train).
+    assert report["test_words"] == 3 and report["candidates"] == 4
+    assert report["precision"]["nn"] == {"1": pytest.approx(2 / 3), "5": 1.0}
+    assert "NN    P@1  66.7  P@5 100.0" in result.stdout
