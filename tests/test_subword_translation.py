@@ -143,3 +143,16 @@ def test_clir_embed_evaluate_scores_a_space_on_held_out_dictionary_pairs(tmp_pat
     assert report["test_words"] == 3 and report["candidates"] == 4
     assert report["precision"]["nn"] == {"1": pytest.approx(2 / 3), "5": 1.0}
     assert "NN    P@1  66.7  P@5 100.0" in result.stdout
+
+
+def test_a_text_without_candidate_words_is_one_line(tmp_path: Path) -> None:
+    """Words seen fewer than three times are no candidates: a text of them has none."""
+    text = tmp_path / "short.txt"
+    text.write_text("fichier répertoire\n", encoding="utf-8")
+    result = run_clir(
+        "translate", "--topics", str(TINY_FR / "topics.dev.tsv"), "--target-lang", "fr",
+        "--translate", "embed", "--embed", f"use-m3-tokens:{text}",
+        "--output", str(tmp_path / "t.jsonl"), env={"CLIR_DATA": str(tmp_path / "data")},
+    )  # fmt: skip
+    assert_one_line_error(result, f"{text}: no word occurs 3 times or more", status=2)
+    assert not (tmp_path / "t.jsonl").exists()

@@ -317,7 +317,14 @@ def target_candidates(
         vocabulary = without_english(
             vocabulary, text_vocabulary(SOURCE_LANGUAGE, cache_dir=cache_dir)
         )
-    return vocabulary.candidates(limit)
+    candidates = vocabulary.candidates(limit)
+    if not candidates.words:
+        raise UsageError(
+            f"{text or f'the {lang} text of this machine'}: no word occurs {MIN_COUNT} times "
+            "or more (numbers and single letters do not count): give more text of the "
+            "documents' language"
+        )
+    return candidates
 
 
 def without_english(
