@@ -112,17 +112,15 @@ def evaluate_embeddings(
             f"dictionary or a larger --test-fraction"
         )
     known, vectors = space.source_rows(english)
-    aligned = AlignedSpace(known, vectors, space.target_words, space.target_vectors)
-    if subwords:
-        # CSLS's hubness penalty r_S(y) needs the English neighbourhood of every candidate:
-        # the English vocabulary's words, each the mean of its pieces.
-        others = [w for w in source_vocabulary if w not in aligned.source_index]
-        if others:
-            _, more = space.source_rows(others)
-            aligned = AlignedSpace(
-                known + others, np.vstack([vectors, more]), space.target_words,
-                space.target_vectors,
-            )  # fmt: skip
+    # CSLS's hubness penalty r_S(y) needs the English neighbourhood of every candidate: the
+    # whole English vocabulary, as clir embed train scores it (the subword table's words
+    # each the mean of its pieces), not only the held-out words.
+    held_out = set(known)
+    others = [w for w in source_vocabulary if w not in held_out]
+    _, more = space.source_rows(others)
+    aligned = AlignedSpace(
+        known + others, np.vstack([vectors, more]), space.target_words, space.target_vectors
+    )
     scores = lexicon_precision(aligned, test, at=(1, 5))
     # lexicon_precision leaves out a word whose every translation lacks a vector; here it
     # is a miss, so that every space is scored on the same words.

@@ -255,11 +255,12 @@ def text_vocabulary(
     :func:`~clir_toolkit.translate.embed_text.tokenizer_for`), so that with the same
     ``min_count`` the vocabulary is the one its skip-gram keeps. Counted once and cached in
     ``cache_dir`` (default: ``$CLIR_DATA/cache/embeddings``); a damaged entry is counted
-    again.
+    again, and an entry of the machine's text supersedes its earlier ones (removed).
     """
     import numpy as np
 
     cache = cache_dir or default_cache_dir()
+    text_given = text
     if text is None:
         text = cached_text(lang, (), man_root, cache)
     elif not text.is_file():
@@ -270,7 +271,11 @@ def text_vocabulary(
         "min_count": min_count,
         "table": subwords.fingerprint(),
     }
-    cached = cache / f"subword-vocabulary-{lang}-{cache_key(made_from, VOCABULARY_CODE)[:16]}.npz"
+    # Entries of the machine's text are named by hex digits alone, those of a given text
+    # start with "text-": a new machine entry supersedes the others, a given text's does not.
+    kind = "" if text_given is None else "text-"
+    key = cache_key(made_from, VOCABULARY_CODE)[:16]
+    cached = cache / f"subword-vocabulary-{lang}-{kind}{key}.npz"
     try:
         with np.load(cached, allow_pickle=False) as saved:
             return SubwordVocabulary(
@@ -297,6 +302,10 @@ def text_vocabulary(
                 handle, words=np.array(words, dtype=str), counts=vocabulary.counts, rows=rows,
                 starts=starts,
             )  # fmt: skip
+        if text_given is None:
+            for old in cache.glob(f"subword-vocabulary-{lang}-[0-9a-f]*.npz"):
+                if old != cached:
+                    old.unlink(missing_ok=True)
     return vocabulary
 
 
