@@ -1,4 +1,5 @@
-"""``clir embed train``: cross-lingual word embeddings, trained offline."""
+"""``clir embed train``: cross-lingual word embeddings, trained offline; ``clir embed
+evaluate``: how well a space (trained, or USE-m3's pretrained subword table) translates."""
 
 from __future__ import annotations
 
@@ -44,6 +45,35 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "$CLIR_DATA/cache/embeddings (the English side is otherwise trained once)",
     )
     e.set_defaults(handler=cmd_embed_train)
+    v = embed.add_parser(
+        "evaluate",
+        parents=[common],
+        help="word-translation precision of a space on the held-out pairs of 'embed train'",
+        description="Precision@1 and @5 of English -> L word translation (nearest neighbour "
+        "and CSLS) on the dictionary pairs that 'clir embed train' holds out for L.",
+    )
+    v.add_argument("--lang", required=True, help="document language, e.g. fr")
+    v.add_argument(
+        "--embed",
+        required=True,
+        metavar="FILE.vec|use-m3-tokens",
+        help="a .vec file of 'clir embed train', or use-m3-tokens (USE-m3's pretrained "
+        "subword table)",
+    )
+    v.add_argument("--dict", dest="dictionary", help="dictionary (default: per language)")
+    v.add_argument(
+        "--test-fraction",
+        type=float,
+        default=0.2,
+        help="share of English words held out: the --test-fraction the space was trained with",
+    )
+    v.add_argument(
+        "--max-words",
+        type=int,
+        help="use-m3-tokens: candidate words of L (default: as clir search, 50000)",
+    )
+    add_output(v, "--output", help="also write the scores as JSON here")
+    v.set_defaults(handler=cmd_embed_evaluate)
 
 
 def cmd_embed_train(args: argparse.Namespace) -> int:
@@ -70,4 +100,24 @@ def cmd_embed_train(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     print(format_report(report))
+    return 0
+
+
+def cmd_embed_evaluate(args: argparse.Namespace) -> int:
+    from clir_toolkit.translate.embed_evaluate import evaluate_embeddings, write_scores
+
+    if args.max_words is not None and args.max_words < 1:
+        from clir_toolkit.errors import UsageError
+
+        raise UsageError(f"--max-words must be at least 1 (got {args.max_words})")
+    scores = evaluate_embeddings(
+        args.lang,
+        args.embed,
+        dictionary=args.dictionary,
+        test_fraction=args.test_fraction,
+        limit=args.max_words,
+    )
+    if args.output is not None:
+        write_scores(scores, args.output)
+    print(scores)
     return 0

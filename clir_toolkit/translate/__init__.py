@@ -12,7 +12,8 @@ Three families, one module each:
 * :mod:`.mt` — machine translation of the whole query (Apertium, a local Hugging Face
   model, or a file of translations made elsewhere);
 * :mod:`.embedding` — nearest neighbours in a cross-lingual word-embedding space, scored
-  with the query context (thesis §5.3, equation 5.2).
+  with the query context (thesis §5.3, equation 5.2): one trained by ``clir embed train``
+  or USE-m3's pretrained subword table (:mod:`.subword_space`).
 
 What ``--translate`` offers is one module each in :mod:`.translators` (``none``, ``dict``,
 ``mt``, ``embed``), registered in :mod:`clir_toolkit.registry` with the options it reads;

@@ -11,13 +11,15 @@ with w_major > w_context. The ``top`` best-scoring target words (1, 3 or 5 in th
 thesis) become the term's alternatives. Source terms without a vector stay untranslated.
 
 Embeddings come either as one ``.vec`` file whose words carry a language prefix
-(``en:list``, ``fr:liste``; what ``clir embed train`` writes) or as two aligned files,
-``SOURCE.vec,TARGET.vec`` (the MUSE convention).
+(``en:list``, ``fr:liste``; what ``clir embed train`` writes), as two aligned files,
+``SOURCE.vec,TARGET.vec`` (the MUSE convention), or from USE-m3's pretrained subword table,
+``use-m3-tokens`` (:mod:`clir_toolkit.translate.subword_space`: a word is the mean of its
+SentencePiece pieces' rows, so that every English word has a vector).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,10 @@ from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 EMBEDDING_PARAMS = declare(
-    Param("embed", str, doc="aligned embeddings: one language-prefixed .vec file or "
-          "SOURCE.vec,TARGET.vec", flag="--embed", metavar="FILE.vec"),
+    Param("embed", str, doc="aligned embeddings: one language-prefixed .vec file, "
+          "SOURCE.vec,TARGET.vec, or use-m3-tokens (USE-m3's pretrained subword table; "
+          "use-m3-tokens:TEXT.txt: candidate words from that text of the documents' language)",
+          flag="--embed", metavar="FILE.vec|use-m3-tokens"),
     Param("embed_top", int, doc="embedding candidates per term", minimum=1,
           flag="--embed-top"),
     Param("w_major", float, doc="equation 5.2: weight of the term", minimum=0,
@@ -41,8 +45,21 @@ EMBEDDING_PARAMS = declare(
 :class:`~clir_toolkit.translate.pipeline.TranslationOptions`."""
 
 
+def _unit(matrix: Any) -> Any:
+    """The rows of ``matrix`` scaled to length 1 (a zero row stays zero), as float32."""
+    import numpy as np
+
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
 class EmbeddingSpace:
-    """Unit-length source and target word vectors in one aligned space."""
+    """Unit-length source and target word vectors in one aligned space.
+
+    ``encode``, when given, makes a vector for any source word that ``source_words`` lacks
+    (the subword space's English words): no source word is then out of vocabulary.
+    """
 
     def __init__(
         self,
@@ -50,18 +67,39 @@ class EmbeddingSpace:
         source_vectors: Any,
         target_words: list[str],
         target_vectors: Any,
+        encode: Callable[[Sequence[str]], Any] | None = None,
     ) -> None:
+        self.source_index = {w: i for i, w in enumerate(source_words)}
+        self.source_vectors = _unit(source_vectors)
+        self.target_words = target_words
+        self.target_vectors = _unit(target_vectors)
+        self.encode = encode
+
+    def source_rows(self, words: Sequence[str]) -> tuple[list[str], Any]:
+        """The ``words`` that have a vector (all of them with ``encode``), and their unit
+        vectors as the rows of one matrix."""
+        if self.encode is not None:
+            return list(words), _unit(self.encode(words)).reshape(len(words), -1)
+        known = [w for w in words if w in self.source_index]
+        return known, self.source_vectors[[self.source_index[w] for w in known]]
+
+    @classmethod
+    def from_subwords(
+        cls, target_lang: str, target_text: Path | None = None, limit: int | None = None
+    ) -> EmbeddingSpace:
+        """USE-m3's subword table (:mod:`clir_toolkit.translate.subword_space`): English
+        words encoded on demand, the target language's candidate words from the machine's
+        text of that language, or from ``target_text``; at most ``limit`` of them (default
+        :data:`~clir_toolkit.translate.subword_space.MAX_WORDS`)."""
         import numpy as np
 
-        def unit(matrix: Any) -> Any:
-            matrix = np.asarray(matrix, dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            return matrix / np.maximum(norms, 1e-12)
+        from clir_toolkit.translate import subword_space
 
-        self.source_index = {w: i for i, w in enumerate(source_words)}
-        self.source_vectors = unit(source_vectors)
-        self.target_words = target_words
-        self.target_vectors = unit(target_vectors)
+        candidates = subword_space.target_candidates(
+            target_lang, target_text, subword_space.MAX_WORDS if limit is None else limit
+        )
+        empty = np.zeros((0, subword_space.subwords.DIM), dtype=np.float32)
+        return cls([], empty, candidates.words, candidates.vectors(), subword_space.word_vectors)
 
     @classmethod
     def load(
@@ -71,10 +109,24 @@ class EmbeddingSpace:
         target_lang: str | None = None,
         limit: int | None = None,
     ) -> EmbeddingSpace:
-        """From ``FILE.vec`` (language-prefixed words) or ``SOURCE.vec,TARGET.vec``."""
+        """From ``FILE.vec`` (language-prefixed words), ``SOURCE.vec,TARGET.vec``, or
+        ``use-m3-tokens[:TEXT.txt]`` (:meth:`from_subwords`; ``limit`` caps its candidates)."""
         from clir_toolkit.resources.embeddings import load_vec
+        from clir_toolkit.translate.subword_space import SOURCE, parse_spec
 
         text = str(spec)
+        subwords, given = parse_spec(text)
+        if subwords:
+            if target_lang is None:
+                raise UsageError(f"--embed {SOURCE} needs the documents' language")
+            return cls.from_subwords(target_lang, given, limit)
+        for path in text.split(",", 1):
+            if not Path(path).is_file():
+                raise UsageError(
+                    f"{path}: no such embeddings file (--embed takes a .vec file of 'clir "
+                    f"embed train', SOURCE.vec,TARGET.vec, or {SOURCE} for USE-m3's "
+                    "pretrained subword table)"
+                )
         if "," in text:
             source_path, target_path = text.split(",", 1)
             source, target = load_vec(source_path, limit=limit), load_vec(target_path, limit=limit)
@@ -132,11 +184,10 @@ class EmbeddingTranslator:
         words = [
             w for t in query.terms for w in source_words(t.source) if w not in ENGLISH_STOP_WORDS
         ]
-        known = [w for w in words if w in self.space.source_index]
+        known, vectors = self.space.source_rows(words)
         terms: list[QueryTerm] = []
         if known:
-            rows = [self.space.source_index[w] for w in known]
-            cosines = self.space.source_vectors[rows] @ self.space.target_vectors.T  # (n, V)
+            cosines = vectors @ self.space.target_vectors.T  # (n, V)
             context = cosines.sum(axis=0, keepdims=True) - cosines  # Σ_{j≠i} cos(q_j, t)
             scores = self.w_major * cosines + self.w_context * context
             top = min(self.top, scores.shape[1])
