@@ -190,11 +190,12 @@ def plot_sweep(
     if key in LOG_SCALE_KEYS:
         axes.set_xscale("log")
     axes.set_xticks(xs, [f"{x:,}" if isinstance(x, int) else f"{x:g}" for x in xs])
+    axes.set_xticks([], minor=True)  # a log axis' own minor labels would overlap the points'
     axes.grid(alpha=0.3)
-    axes.set_title(title, fontsize=11)
+    figure.suptitle(title, fontsize=11)  # above the legend too: a long title does not run into it
     first_stage = points[0].rerank.first_stage  # type: ignore[union-attr]
     axes.plot([], [], color="grey", linestyle=":", label=f"first stage ({first_stage})")
-    figure.legend(fontsize=8, loc="outside right upper")
+    figure.legend(fontsize=8, loc="outside lower center", ncols=len(FIGURE_MEASURES) + 1)
     _save(figure, output)
 
     header = [
