@@ -38,6 +38,15 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+# The Ctrl-C tests model a user at a terminal, where SIGINT raises KeyboardInterrupt. A
+# shell without job control starts a background command (`make test &`, `nohup ... &`) with
+# SIGINT ignored, and an ignored signal stays ignored in every child: `os.kill(pid, SIGINT)`
+# then does nothing, and those tests failed in such a run (a fresh-clone CI started with
+# `&`). A handler, unlike SIG_IGN, is reset to the default by exec, so the test processes
+# start as a terminal's would.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 FUZZ_BUDGET_S = float(os.environ.get("CLIR_FUZZ_BUDGET_S", "480"))
