@@ -280,3 +280,18 @@ def test_a_process_the_module_leaves_behind_does_not_keep_check_waiting(tmp_path
         if pid_file.is_file():
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_kernel_pooling_is_graded_inside_the_k_nrm_the_toolkit_trains(
+    tmp_path: Path, tiny: Path
+) -> None:
+    """The in-model check plugs the student's pooling into K-NRM on USE-m3's pretrained
+    subword table (English queries, French pages), the model of `clir rerank train --model
+    knrm`, not into a model of random vectors."""
+    item = assignment("kernel-pooling")
+    path = _student(tmp_path, "kernel-pooling", REFERENCE_AS_STUDENT["kernel-pooling"])
+    result = grade(item, path, tiny)
+    [in_model] = [r for r in result.results if r.name.startswith("agrees with the reference")]
+    assert in_model.earned == in_model.points
+    assert "64 English query / French page pairs" in in_model.message
+    assert "pretrained subword table" in in_model.message

@@ -133,8 +133,6 @@ def _soft_tf_masks_queries(student: ModuleType, collection: Path | None) -> None
 def _agrees_in_a_model(student: ModuleType, collection: Path | None) -> str:
     import torch
 
-    from clir_toolkit.rerank.word.knrm import KNRM
-
     reference = _reference()
     for seed in range(3):
         similarity, doc_mask, query_mask = _batch(seed + 10, batch=16, n=8, m=200)
@@ -145,20 +143,63 @@ def _agrees_in_a_model(student: ModuleType, collection: Path | None) -> str:
         close(student.soft_tf(kernels, query_mask, 1e-10),
               reference.soft_tf(kernels, query_mask, 1e-10),
               f"soft_tf of a random batch (seed {seed})", rtol=1e-5, atol=1e-4)  # fmt: skip
-    torch.manual_seed(0)
-    model = KNRM(500, 800, dim=32).eval()
-    generator = torch.Generator().manual_seed(1)
-    queries = torch.randint(2, 500, (64, 6), generator=generator)
-    docs = torch.randint(2, 800, (64, 300), generator=generator)
-    queries[:, 4:] = 0  # padded query words
-    docs[32:, 150:] = 0  # shorter documents
-    docs[:, :5] = queries[:, :1]  # exact matches
+    model, queries, docs = _subword_knrm()
     with torch.no_grad():
         expected = model(queries, docs)
         model._pool = student.kernel_pooling
         scores = model(queries, docs)
-    close(scores, expected, "a K-NRM model's scores with your pooling", rtol=1e-5, atol=1e-6)
-    return "3 random batches, and 64 pairs scored by a K-NRM model"
+    close(scores, expected, "K-NRM's scores with your pooling", rtol=1e-5, atol=1e-6)
+    return (
+        f"3 random batches, and {len(scores)} English query / French page pairs scored by "
+        "K-NRM on USE-m3's pretrained subword table"
+    )
+
+
+#: English queries and the French pages they look for (our own sentences): the pairs of the
+#: in-model check, each query against each page.
+PAIRS = (
+    ("list directory contents", "ls affiche le contenu des répertoires et des fichiers"),
+    ("copy files and directories", "cp copie les fichiers et les répertoires"),
+    ("remove files or directories", "rm supprime des fichiers ou des répertoires vides"),
+    ("search lines matching a pattern", "grep cherche les lignes qui correspondent à un motif"),
+    ("send a signal to a process", "kill envoie un signal à un processus"),
+    ("change user password", "passwd modifie le mot de passe d'un utilisateur"),
+    ("sort lines of text files", "sort trie les lignes des fichiers texte"),
+    ("report file system disk space usage", "df indique l'espace disque utilisé des systèmes"),
+)
+
+
+def _subword_knrm() -> tuple[Any, Any, Any]:
+    """K-NRM as ``clir rerank train --model knrm`` starts it: one table of USE-m3's
+    pretrained, cross-lingually aligned subword vectors for queries and pages, so that a
+    query piece and its French translation have a high cosine and fall in the high kernels.
+    Returns the model and the piece ids of every query against every page (64 pairs)."""
+    import torch
+
+    from clir_toolkit.rerank.data import subwords
+    from clir_toolkit.rerank.word.knrm import KNRM
+
+    query_pieces = [subwords.piece_tokens(query) for query, _ in PAIRS]
+    page_pieces = [subwords.piece_tokens(page) for _, page in PAIRS]
+    vocabulary = sorted({piece for pieces in query_pieces + page_pieces for piece in pieces})
+    ids = {piece: row for row, piece in enumerate(vocabulary, start=2)}  # 0 pads, 1 unknown
+    torch.manual_seed(0)
+    size = len(vocabulary) + 2
+    model = KNRM(size, size, dim=subwords.DIM, shared_embeddings=True).eval()
+    model.load_embeddings(
+        "doc", torch.from_numpy(subwords.piece_vectors(vocabulary)),
+        torch.tensor(list(ids.values())),
+    )  # fmt: skip
+
+    def padded(lists: list[list[str]], width: int) -> Any:
+        return torch.tensor([[ids[p] for p in pieces] + [0] * (width - len(pieces))
+                             for pieces in lists])  # fmt: skip
+
+    width_q = max(map(len, query_pieces))
+    width_d = max(map(len, page_pieces))
+    queries = padded(query_pieces, width_q).repeat_interleave(len(PAIRS), dim=0)
+    docs = padded(page_pieces, width_d).repeat(len(PAIRS), 1)
+    return model, queries, docs
 
 
 def _pool_a_batch(functions: Any, batch: tuple[Any, Any, Any]) -> None:
