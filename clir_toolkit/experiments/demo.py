@@ -354,7 +354,9 @@ def _model_key(config: Any, collection: Collection) -> str:
         if path is not None:
             settings[f"{name}_sha256"] = sha256_file(path)
     settings["collection"] = collection.fingerprint()
-    if hasattr(config, "encoder") and not hasattr(config, "model"):  # a fine-tuned encoder
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
+
+    if isinstance(config, TunedConfig):  # a fine-tuned encoder (a TrainConfig has one too)
         from clir_toolkit.encoders import encoder_fingerprint
         from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
 
