@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
+from clir_toolkit.encoders import unit_rows
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
@@ -45,15 +46,6 @@ EMBEDDING_PARAMS = declare(
 :class:`~clir_toolkit.translate.pipeline.TranslationOptions`."""
 
 
-def _unit(matrix: Any) -> Any:
-    """The rows of ``matrix`` scaled to length 1 (a zero row stays zero), as float32."""
-    import numpy as np
-
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.maximum(norms, 1e-12)
-
-
 class EmbeddingSpace:
     """Unit-length source and target word vectors in one aligned space.
 
@@ -70,16 +62,16 @@ class EmbeddingSpace:
         encode: Callable[[Sequence[str]], Any] | None = None,
     ) -> None:
         self.source_index = {w: i for i, w in enumerate(source_words)}
-        self.source_vectors = _unit(source_vectors)
+        self.source_vectors = unit_rows(source_vectors)
         self.target_words = target_words
-        self.target_vectors = _unit(target_vectors)
+        self.target_vectors = unit_rows(target_vectors)
         self.encode = encode
 
     def source_rows(self, words: Sequence[str]) -> tuple[list[str], Any]:
         """The ``words`` that have a vector (all of them with ``encode``), and their unit
         vectors as the rows of one matrix."""
         if self.encode is not None:
-            return list(words), _unit(self.encode(words)).reshape(len(words), -1)
+            return list(words), unit_rows(self.encode(words))
         known = [w for w in words if w in self.source_index]
         return known, self.source_vectors[[self.source_index[w] for w in known]]
 
