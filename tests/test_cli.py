@@ -274,7 +274,12 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     from clir_toolkit.cli.options import given_values
     from clir_toolkit.cli.rerank import _training_params
     from clir_toolkit.rerank.sentence.tuned_config import TUNED_PARAMS
-    from clir_toolkit.rerank.word.train_config import DEFAULT_EPOCHS, SUBWORD_EPOCHS, TRAIN_PARAMS
+    from clir_toolkit.rerank.word.train_config import (
+        DEFAULT_EPOCHS,
+        FROZEN_EPOCHS,
+        SUBWORD_EPOCHS,
+        TRAIN_PARAMS,
+    )
 
     base = ["rerank", "train", "--collection", "c", "--topics", "t", "--qrels", "q",
             "--run", "r", "--output", "o"]  # fmt: skip
@@ -293,7 +298,12 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     text = " ".join(result.stdout.split())
     epochs = f"default: {TUNED_PARAMS['epochs'].default}; with --model: "
     assert TRAIN_PARAMS["epochs"].default is None  # the source's default, said in words
-    assert epochs + f"{SUBWORD_EPOCHS} on use-m3-tokens, {DEFAULT_EPOCHS} otherwise" in text
+    assert epochs + (
+        f"{SUBWORD_EPOCHS} on use-m3-tokens trained, {FROZEN_EPOCHS} on it frozen, "
+        f"{DEFAULT_EPOCHS} otherwise"
+    ) in text
+    # The document reading is chosen from the collection; --help says how.
+    assert "300 pieces when the collection's median document fits in them, else 50" in text
 
 
 @pytest.mark.parametrize(

@@ -116,9 +116,15 @@ def _training_options(group: Any) -> None:
     (``--pretrained``, the default, or ``--model``), so each default is written once."""
     from clir_toolkit import registry
     from clir_toolkit.cli.options import option_dest, option_flag
+    from clir_toolkit.rerank.word.document_reading import (
+        HEAD_OF_LONG_DOCUMENTS,
+        WHOLE_SHORT_DOCUMENTS,
+    )
     from clir_toolkit.rerank.word.train_config import (
         DEFAULT_BATCH_SIZE,
         DEFAULT_EPOCHS,
+        DEFAULT_MAX_DOC_LEN,
+        FROZEN_EPOCHS,
         FROZEN_KNRM_LR,
         SUBWORD_EPOCHS,
         SUBWORD_KNRM_LR,
@@ -132,13 +138,19 @@ def _training_options(group: Any) -> None:
         "--loss": ", ".join(f"{m.trait('default_loss')} for {name}" for name, m in models.items()),
         "--lr": ", ".join(f"{m.trait('default_lr'):g} for {name}" for name, m in models.items())
         + f" ({SUBWORD_KNRM_LR:g} on use-m3-tokens, {FROZEN_KNRM_LR:g} over frozen tables)",
-        "--epochs": f"{SUBWORD_EPOCHS} on use-m3-tokens, {DEFAULT_EPOCHS} otherwise",
+        "--epochs": f"{SUBWORD_EPOCHS} on use-m3-tokens trained, {FROZEN_EPOCHS} on it frozen, "
+        f"{DEFAULT_EPOCHS} otherwise",
         "--batch-size": str(DEFAULT_BATCH_SIZE),
         "--epsilon": "1 for dual",
         "--dim": "512 with use-m3-tokens, 300 with none, or the .vec file's",
         "--embeddings": "use-m3-tokens for knrm (none with --dim other than 512 or "
         "--tie-embeddings), none for dual",
-        "--max-doc-len": "50 pieces with use-m3-tokens, 300 words otherwise",
+        "--max-doc-len": f"with use-m3-tokens {WHOLE_SHORT_DOCUMENTS.max_doc_len} pieces when "
+        "the collection's median document fits in them, else "
+        f"{HEAD_OF_LONG_DOCUMENTS.max_doc_len}; {DEFAULT_MAX_DOC_LEN} words otherwise",
+        "--train-embeddings": f"with use-m3-tokens {WHOLE_SHORT_DOCUMENTS.train_embeddings} "
+        f"for short documents (as --max-doc-len), {HEAD_OF_LONG_DOCUMENTS.train_embeddings} for "
+        "long ones; yes otherwise",
         "--sosl-thresholds": "0.2 0.7",
         "--grad-clip": "no clipping",
         "--train-queries": "all",

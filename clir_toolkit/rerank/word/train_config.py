@@ -9,8 +9,11 @@ Learning*, §5 "Experimental Setup"); learning rate 0.001 for K-NRM with the pai
 loss (Xiong et al. 2017, the K-NRM paper the thesis builds on, §3.2), 3e-4 on USE-m3's
 subword table (:data:`SUBWORD_KNRM_LR`), 0.01 over frozen tables (:data:`FROZEN_KNRM_LR`).
 ``None`` for ``embeddings`` means the model's default vectors: USE-m3's subword table for
-K-NRM (:func:`default_embeddings`); for ``epochs`` and ``max_doc_len``, the source's
-(:data:`SUBWORD_EPOCHS`, :data:`SUBWORD_MAX_DOC_LEN`). What a training reports is
+K-NRM (:func:`default_embeddings`). On that table, ``None`` for ``max_doc_len`` and
+``train_embeddings`` means the reading measured best for the collection's kind of documents
+(:mod:`clir_toolkit.rerank.word.document_reading`: the head of long documents with the table
+trained, short ones whole over the frozen table), and ``epochs`` follows
+(:data:`SUBWORD_EPOCHS`, :data:`FROZEN_EPOCHS`). What a training reports is
 :mod:`clir_toolkit.rerank.training`'s.
 """
 
@@ -38,14 +41,6 @@ NO_EMBEDDINGS = "none"
 """``--embeddings none``: random vectors (and word tokens), whatever the model's default."""
 DEFAULT_MAX_DOC_LEN = 300
 """Words of a document read by a word-level model."""
-SUBWORD_MAX_DOC_LEN = 50
-"""Pieces of a document read with the subword table (about 260 characters): measured best
-on the French man pages' dev split, K-NRM over the frozen table (lr 0.01, 4 epochs), dev
-nDCG@10 by pieces: 25 0.6216, 50 0.6341, 75 0.6252, 100 0.6187, 150 0.6015, 200 0.5911,
-300 0.5662 (10 epochs), 500 0.5288; the table trained too, 50 pieces 0.6483 against 300
-pieces 0.5813 (first epochs, lr 0.001). A page's NAME line and the start of its SYNOPSIS say
-what it is about; further soft matches blur it (K-NRM's own experiments, too, ranked
-documents by their titles)."""
 FROZEN_KNRM_LR = 0.01
 """K-NRM's learning rate over frozen tables (``--train-embeddings no``), where only its
 ranking layer (one weight per kernel and a bias) learns: measured on the French man pages'
@@ -59,8 +54,13 @@ the French man pages' dev split (50 pieces), nDCG@10 by epoch 0.6349, 0.6475, **
 trained table is significantly better on AP on dev (0.5093 against 0.4819) and on both
 measures on test (nDCG@10 0.6221 against 0.5903)."""
 SUBWORD_EPOCHS = 3
-"""Epochs of K-NRM on the subword table by default (the best dev epoch at
+"""Epochs of K-NRM on the subword table trained with it, by default (the best dev epoch at
 :data:`SUBWORD_KNRM_LR`); word-level models train :data:`DEFAULT_EPOCHS`."""
+FROZEN_EPOCHS = 5
+"""Epochs of K-NRM over the frozen subword table, by default: measured on the package
+descriptions (ddtp-en-fr-hard) at 300 pieces and :data:`FROZEN_KNRM_LR`, dev nDCG@10 best at
+0.5271 within 5 epochs; on the man pages at 50 pieces, best at the 4th (0.6341). After the
+first epoch an epoch costs the ranking layer alone (the kernel features are kept)."""
 DEFAULT_EPOCHS = 10
 MAX_DIM = 10_000
 """The largest embedding size trained: each table is vocabulary × dim floats, so that a
@@ -109,14 +109,15 @@ class TrainConfig:
     parallel: Path | None = None
     parallel_epochs: int = 1
     parallel_negatives: int = 4
-    #: None: :data:`SUBWORD_EPOCHS` on the subword table, else :data:`DEFAULT_EPOCHS`.
+    #: None: on the subword table :data:`SUBWORD_EPOCHS` (table trained) or
+    #: :data:`FROZEN_EPOCHS` (frozen), else :data:`DEFAULT_EPOCHS`.
     epochs: int | None = None
     batch_size: int | None = None
     lr: float | None = None
     dim: int | None = None
     max_query_len: int = 20
-    #: None: :data:`DEFAULT_MAX_DOC_LEN`, or :data:`SUBWORD_MAX_DOC_LEN` pieces of the
-    #: subword table (:func:`resolved_config`).
+    #: None: :data:`DEFAULT_MAX_DOC_LEN` words, or on the subword table the pieces of the
+    #: collection's document reading (:mod:`clir_toolkit.rerank.word.document_reading`).
     max_doc_len: int | None = None
     min_count: int = 1
     max_vocab: int | None = None
@@ -144,7 +145,9 @@ class TrainConfig:
     #: Whether training updates the embedding tables ("yes") or only the model's other
     #: weights over the vectors it started with ("no": the features of a pair are then
     #: computed once, :meth:`clir_toolkit.rerank.word.knrm.KNRM.kernel_features`).
-    train_embeddings: str = "yes"
+    #: None: the reading of the collection's documents on the subword table
+    #: (:mod:`clir_toolkit.rerank.word.document_reading`), "yes" for word-level models.
+    train_embeddings: str | None = None
     #: K-NRM: "no" leaves out the exact-match kernel (μ = 1), so that only soft matches
     #: count (thesis §6.2.1, Table 6.3: how much of the model is exact matching).
     exact_match: str = "yes"
@@ -219,7 +222,7 @@ TRAIN_PARAMS = with_defaults(
               flag="--tie-embeddings"),
         Param("train_embeddings", str, doc="update the embedding tables in training (no: "
               "only the other weights, over the vectors the tables start with)",
-              choices=("yes", "no"), flag="--train-embeddings"),
+              choices=("yes", "no"), optional=True, flag="--train-embeddings"),
         Param("exact_match", str, doc="K-NRM's exact-match kernel (no: soft matches only, "
               "thesis Table 6.3)", choices=("yes", "no"), flag="--exact-match"),
     ),
@@ -254,12 +257,26 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
             f"{SUBWORD_SOURCE} gives both tables their vectors and tokens: pass it as "
             "--embeddings, without --query-embeddings or --doc-embeddings"
         )
+    from clir_toolkit.collection import open_collection
+    from clir_toolkit.rerank.word.document_reading import document_reading
+
     resolved.embeddings = default_embeddings(resolved)
     subwords = uses_subwords(resolved)
+    if subwords and (resolved.max_doc_len is None or resolved.train_embeddings is None):
+        reading = document_reading(open_collection(resolved.collection).corpus)
+        if resolved.max_doc_len is None:
+            resolved.max_doc_len = reading.max_doc_len
+        if resolved.train_embeddings is None:
+            resolved.train_embeddings = reading.train_embeddings
     if resolved.max_doc_len is None:
-        resolved.max_doc_len = SUBWORD_MAX_DOC_LEN if subwords else DEFAULT_MAX_DOC_LEN
+        resolved.max_doc_len = DEFAULT_MAX_DOC_LEN
+    if resolved.train_embeddings is None:
+        resolved.train_embeddings = "yes"
     if resolved.epochs is None:
-        resolved.epochs = SUBWORD_EPOCHS if subwords else DEFAULT_EPOCHS
+        resolved.epochs = DEFAULT_EPOCHS
+        if subwords:
+            trained = resolved.train_embeddings == "yes"
+            resolved.epochs = SUBWORD_EPOCHS if trained else FROZEN_EPOCHS
     if resolved.lr is None:
         frozen_lr = model_default(config.model, "frozen_lr")
         subword_lr = model_default(config.model, "subword_lr")
