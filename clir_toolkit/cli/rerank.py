@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--topics", required=True, type=Path)
     t.add_argument("--run", required=True, type=Path)
     t.add_argument("--depth", type=int, default=10)
+    add_output(
+        t,
+        "--plot",
+        metavar="FILE.png",
+        help="also draw the table as a PNG figure: each bin's learned weight, and its share "
+        "of the word pairs (log scale)",
+    )
     t.set_defaults(handler=cmd_rerank_bins)
 
 
@@ -298,8 +306,24 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
 
 
 def cmd_rerank_bins(args: argparse.Namespace) -> int:
-    from clir_toolkit.rerank.word.bins import bins_for_run, format_bins
+    from clir_toolkit.rerank.word.bins import BinRow, bins_for_run, format_bins
 
-    rows = bins_for_run(args.model, args.collection, args.topics, args.run, args.depth)
+    def analyse() -> list[BinRow]:
+        return bins_for_run(args.model, args.collection, args.topics, args.run, args.depth)
+
+    if args.plot is None:
+        rows = analyse()
+    else:
+        from clir_toolkit.files import atomic_write
+        from clir_toolkit.rerank.word.bins_plot import check_plot_path, plot_title, save_png
+
+        check_plot_path(args.plot)
+        # The temporary PNG is created before the analysis, so that an unwritable place
+        # fails at once; it replaces the file only once the figure is whole.
+        with atomic_write(args.plot, "wb", encoding=None) as handle:
+            rows = analyse()
+            save_png(rows, plot_title(args.model, args.run, args.depth), handle)
     print(format_bins(rows))
+    if args.plot is not None and not args.quiet:
+        print(f"figure → {args.plot}", file=sys.stderr)
     return 0
