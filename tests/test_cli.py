@@ -20,7 +20,7 @@ def test_help_starts_neither_java_nor_torch() -> None:
         "import sys\n"
         "from clir_toolkit.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'jnius', 'pyserini', 'ir_measures', 'scipy') "
+        "heavy = [m for m in ('torch', 'jnius', 'pyserini', 'ir_measures', 'scipy', 'matplotlib') "
         "if m in sys.modules]\n"
         "print(heavy)\n"
     )
