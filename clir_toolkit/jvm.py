@@ -155,14 +155,6 @@ def jvm_options() -> tuple[list[str], list[str]]:
         # The serial collector suits short commands on few cores (measured here: the 1,055
         # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
         "-XX:+UseSerialGC",
-        # Compile a method after ten times the calls HotSpot's thresholds ask for: a command
-        # of a few seconds spent more CPU in the just-in-time compilers than their code
-        # saved. Measured here, in turns with the default (whole commands, medians of 5,
-        # under load 4): the 1,059 French topics with --threads 1 took 0.92 of the CPU time
-        # at top 100 and 0.92 at top 1000, with the same runs; scaling 5 did as well, 30 did
-        # worse (1.13 of scaling 10's). Java's quick compiler alone (TieredStopAtLevel=1)
-        # saves a little more on short commands but slows long runs 2.5-fold (docs/speed.md).
-        "-XX:CompileThresholdScaling=10",
         # -Xrs: the JVM leaves SIGINT/SIGTERM to Python. Without it the JVM's own handlers
         # end the process at once (exit 130/143, no message), skipping the clean-up of
         # temporary files that the command line does for an interrupted command.
