@@ -31,17 +31,11 @@ from clir_toolkit.evaluate.compare import (
     query_header,
     query_rows,
 )
+from clir_toolkit.figures import write_png
 from clir_toolkit.files import atomic_write
 
 PLOT_SUFFIXES = (".png", ".svg", ".html")
-
-
 COLOURS = {"win": "tab:green", "loss": "tab:red", "tie": "tab:gray"}
-
-
-DPI = 110
-
-
 LABELLED_QUERIES = 40
 """Up to this many queries, each bar is labelled with its query id."""
 
@@ -205,7 +199,7 @@ def write_plot(comparison: Comparison, path: str | Path, top: int = DEFAULT_TOP)
     if kind == "png":
         chart = figure(comparison)
         with atomic_write(path, "wb", encoding=None) as handle:
-            chart.savefig(handle, format="png", dpi=DPI, metadata={"Software": None})
+            write_png(chart, handle)
     else:
         text = svg(comparison) if kind == "svg" else html_page(comparison, top)
         with atomic_write(path) as handle:

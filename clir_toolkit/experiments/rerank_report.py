@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.figures import write_png
 from clir_toolkit.files import atomic_write
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ PAPER_NAMES = {"P(rel=2)@1": "P_mr@1", "nDCG@5": "NDCG@5", "AP": "MAP", "RR(rel=
 GRADE_NAMES = {0: "NR (grade 0)", 1: "SR (grade 1)", 2: "MR (grade 2)"}
 GRADE_COLOURS = {0: "tab:red", 1: "tab:orange", 2: "tab:green"}
 DEFAULT_THRESHOLDS = (0.2, 0.7)
-DPI = 110
 
 
 def rerank_sections(
@@ -319,4 +319,4 @@ def plot_densities(members: Sequence[RecipeOutcome], title: str, output: Path) -
 def _save(figure: Any, output: Path) -> None:
     """Write the figure as PNG, atomically (no date or version in its metadata)."""
     with atomic_write(output, "wb", encoding=None) as handle:
-        figure.savefig(handle, format="png", dpi=DPI, metadata={"Software": None})
+        write_png(figure, handle)

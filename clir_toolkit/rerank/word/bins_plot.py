@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from clir_toolkit.errors import UsageError
+from clir_toolkit.figures import write_png
 from clir_toolkit.rerank.word.bins import BinRow
 
 PLOT_SUFFIX = ".png"
-
-DPI = 110
 
 COLOURS = {"positive": "tab:green", "negative": "tab:red", "share": "tab:blue"}
 
@@ -122,6 +121,6 @@ def plot_title(model: str | Path, run: str | Path, depth: int) -> str:
 
 
 def save_png(rows: Sequence[BinRow], title: str, handle: IO[bytes]) -> None:
-    """Draw the figure and write it as PNG into ``handle`` (same input, same bytes: no
-    software or date stamp)."""
-    figure(rows, title).savefig(handle, format="png", dpi=DPI, metadata={"Software": None})
+    """Draw the figure and write it as PNG into ``handle``
+    (:func:`clir_toolkit.figures.write_png`)."""
+    write_png(figure(rows, title), handle)
