@@ -257,12 +257,12 @@ def resolved_config(config: TrainConfig) -> TrainConfig:
             f"{SUBWORD_SOURCE} gives both tables their vectors and tokens: pass it as "
             "--embeddings, without --query-embeddings or --doc-embeddings"
         )
-    from clir_toolkit.collection import open_collection
-    from clir_toolkit.rerank.word.document_reading import document_reading
-
     resolved.embeddings = default_embeddings(resolved)
     subwords = uses_subwords(resolved)
     if subwords and (resolved.max_doc_len is None or resolved.train_embeddings is None):
+        from clir_toolkit.collection import open_collection
+        from clir_toolkit.rerank.word.document_reading import document_reading
+
         reading = document_reading(open_collection(resolved.collection).corpus)
         if resolved.max_doc_len is None:
             resolved.max_doc_len = reading.max_doc_len
