@@ -127,16 +127,24 @@ def test_a_skeleton_imports_and_scores_zero(name: str, tmp_path: Path, tiny: Pat
 
 
 def test_a_slow_module_fails_the_timing_ceiling_only(tmp_path: Path) -> None:
-    # 50 times the reference's work on the timed workload, as a Python loop would take. The
-    # work is done, not slept: a busy machine slows it as it slows the reference (a module
-    # that slept 49 times its own time passed the ceiling when the reference's runs were
-    # slowed and its own one was not).
+    # The ceiling is FACTOR × the reference's time + FLOOR seconds. The slow module does the
+    # reference's work 2.5 × FACTOR times over, as a Python loop would take, and then waits
+    # 1.5 × FLOOR. The work is done, not slept: a busy machine slows it as it slows the
+    # reference (a module that slept 49 times its own time passed the ceiling when the
+    # reference's runs were slowed and its own was not). The wait passes the floor, which
+    # decides on an idle machine where the reference takes milliseconds (50 times the work
+    # alone passed the ceiling there).
+    from clir_toolkit.teaching.sosl import FAST_ENOUGH
+
+    repeats, wait = round(2.5 * FAST_ENOUGH.factor), 1.5 * FAST_ENOUGH.floor
     path = _student(tmp_path, "sosl", REFERENCE_AS_STUDENT["sosl"] + (
+        "import time\n"
         "_fast = sosl\n"
         "def sosl(scores, grades, thresholds=(-1.0, 0.2, 0.7, 1.0)):\n"
         "    if scores.numel() > 100_000:\n"
-        "        for _ in range(49):\n"
+        f"        for _ in range({repeats - 1}):\n"
         "            _fast(scores, grades, thresholds)\n"
+        f"        time.sleep({wait})\n"
         "    return _fast(scores, grades, thresholds)\n"))  # fmt: skip
     result = grade(assignment("sosl"), path)
     assert {r.name for r in result.results if r.earned < r.points} == {"timing ceiling"}
