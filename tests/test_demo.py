@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -44,14 +45,18 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
         "bm25-dict",
         "hybrid",
         "tuned-use-m3+bm25",
-        "knrm+hybrid",
+        "tuned-hybrid",
+        "knrm+tuned-hybrid",
         "bm25-human",
         "bm25-dict",
         "tuned-use-m3+bm25",
-        "hybrid",
-        "knrm+hybrid",
+        "tuned-hybrid",
+        "knrm+tuned-hybrid",
+        "tuned-use-m3+bm25",
+        "knrm+tuned-hybrid",
     ]
-    assert "Reranking against its first stage" in report
+    assert "Each reranking against its first stage" in report
+    assert re.search(r"\(λ (0\.[1-9]|1), chosen on dev\)", report)  # K-NRM's λ, from the grid
     assert "nDCG@10" in report and "paired t-test" in report
     models = [workdir / "models" / "tiny-fr" / name for name in ("tuned-use-m3.pt", "knrm.pt")]
     assert all(model.is_file() for model in models)

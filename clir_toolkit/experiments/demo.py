@@ -37,6 +37,7 @@ returned (and printed by the command).
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,9 +81,12 @@ SYSTEMS = (
 TUNED_RUN = "tuned-use-m3+bm25"
 #: The pretrained sentence encoder of the demo: the index's vectors and the fine-tuned model.
 PRETRAINED = "use-m3"
-#: The hybrid first stage, and K-NRM's run of it.
+#: The hybrid first stage: with the pretrained encoder's vectors, and through the fine-tuned
+#: encoder's towers (what ``clir search --hybrid --model tuned-use-m3.pt`` does).
 HYBRID_RUN = "hybrid"
-KNRM_RUN = "knrm+hybrid"
+TUNED_HYBRID_RUN = "tuned-hybrid"
+#: K-NRM's run of the tuned hybrid: the best pipeline measured.
+KNRM_RUN = "knrm+tuned-hybrid"
 #: The train split's run that gives K-NRM its negatives (see docs/training.md).
 KNRM_NEGATIVES = "bm25-dict"
 TUNED_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
@@ -115,23 +119,23 @@ def run_demo(
     )
     assert untranslated is not None and dictionary is not None  # the split's topics exist
     hybrid = _hybrid(collection, index, split, runs_dir / split, quiet)
-    firsts = [untranslated, dictionary, hybrid]
+    runs = [untranslated, dictionary, hybrid]
     rerankings: list[tuple[Path, Path]] = []  # (first stage, reranked run)
+    knrm_weight: float | None = None
     if _has_split(collection, "train"):
         models = workdir / "models" / name
         tuned = _tuned_model(collection, index, models, runs_dir, split, quiet)
-        rerankings.append(
-            (dictionary, _rerank(collection, tuned, split, dictionary, runs_dir / split,
-                                 TUNED_RUN, TUNED_INTERPOLATION, quiet))
-        )  # fmt: skip
+        tuned_run = _rerank(collection, tuned, split, dictionary, runs_dir / split, TUNED_RUN,
+                            TUNED_INTERPOLATION, quiet)  # fmt: skip
+        tuned_hybrid = _hybrid(collection, index, split, runs_dir / split, quiet, model=tuned)
         knrm = _knrm_model(collection, index, models, runs_dir, split, quiet)
-        rerankings.append(
-            (hybrid, _rerank(collection, knrm, split, hybrid, runs_dir / split, KNRM_RUN,
-                             None, quiet))
-        )  # fmt: skip
+        knrm_run, knrm_weight = _knrm_rerank(
+            collection, index, knrm, tuned, tuned_hybrid, runs_dir, split, quiet
+        )
+        runs += [tuned_run, tuned_hybrid, knrm_run]
+        rerankings += [(dictionary, tuned_run), (tuned_hybrid, knrm_run), (tuned_run, knrm_run)]
     else:
         log(quiet, f"{collection.root}: no train split, so no reranker is trained")
-    runs = [*firsts, *(reranked for _, reranked in rerankings)]
     if human is not None:
         runs.append(human)
 
@@ -143,17 +147,23 @@ def run_demo(
         f"(min-max normalised, weight {DEFAULT_HYBRID_WEIGHT:g} on the dense scores)"
     )
     if rerankings:
+        weight = SUBWORD_INTERPOLATION if knrm_weight is None else knrm_weight
+        chosen = "the default: no dev split" if knrm_weight is None else "chosen on dev"
         header += (
             f"\n{TUNED_RUN}: the dictionary run reranked by {PRETRAINED} fine-tuned on the "
             "train split (smooth cosine + SOSL; epoch chosen on dev), interpolated with BM25 "
             f"(λ {TUNED_INTERPOLATION:g})"
-            f"\n{KNRM_RUN}: the hybrid run reranked by K-NRM on {PRETRAINED}'s subword table, "
-            f"trained on the train split ({KNRM_NEGATIVES} negatives; epoch chosen on dev), "
-            f"interpolated with the hybrid scores (λ {SUBWORD_INTERPOLATION:g})"
+            f"\n{TUNED_HYBRID_RUN}: the hybrid of the dictionary run and the dense run through "
+            f"the fine-tuned {PRETRAINED}'s towers"
+            f"\n{KNRM_RUN}: the {TUNED_HYBRID_RUN} run reranked by K-NRM on {PRETRAINED}'s "
+            f"subword table, trained on the train split ({KNRM_NEGATIVES} negatives; epoch "
+            f"chosen on dev), interpolated with the {TUNED_HYBRID_RUN} scores (λ {weight:g}, "
+            f"{chosen})"
         )
     report = [header, format_result(evaluate_runs(qrels, runs, baseline=str(runs[0])), "table")]
     if rerankings:
-        report += ["", "Reranking against its first stage:"]
+        report += ["", "Each reranking against its first stage, then the pipeline against the "
+                   "best before it:"]  # fmt: skip
         for first, reranked in rerankings:
             versus = evaluate_runs(qrels, [first, reranked], baseline=str(first))
             report.append(format_result(versus, "table"))
@@ -231,18 +241,21 @@ def _search(
 
 def _hybrid(
     collection: Collection, index: Path, split: str, directory: Path, quiet: bool,
-    hits: int = DEFAULT_HITS,
+    hits: int = DEFAULT_HITS, model: Path | None = None,
 ) -> Path:  # fmt: skip
-    """The hybrid run of ``split``: the dictionary run's BM25 fused with the dense run."""
+    """The hybrid run of ``split``: the dictionary run's BM25 fused with the dense run, the
+    pretrained encoder's (:data:`HYBRID_RUN`) or through a fine-tuned ``model``'s towers
+    (:data:`TUNED_HYBRID_RUN`)."""
     from clir_toolkit.search.dense import hybrid_search_to_run
 
     topics = read_topics(collection.split_file("topics", split))
-    run = directory / f"{HYBRID_RUN}.trec"
-    log(quiet, f"searching {split} topics: {HYBRID_RUN}")
+    name = HYBRID_RUN if model is None else TUNED_HYBRID_RUN
+    run = directory / f"{name}.trec"
+    log(quiet, f"searching {split} topics: {name}")
     queries = build_queries(topics, DICTIONARY, read_index_info(index).language)
     hybrid_search_to_run(
-        index, queries, topics, run, hits=hits, k1=K1, b=B, tag=HYBRID_RUN,
-        structure=DICTIONARY.structure(), encoder=PRETRAINED, progress=not quiet,
+        index, queries, topics, run, hits=hits, k1=K1, b=B, tag=name,
+        structure=DICTIONARY.structure(), encoder=PRETRAINED, model=model, progress=not quiet,
     )  # fmt: skip
     return run
 
@@ -383,3 +396,48 @@ def _rerank(
         depth=RERANK_DEPTH, interpolate=interpolate, tag=name, verbose=not quiet,
     )  # fmt: skip
     return output
+
+
+def _knrm_rerank(
+    collection: Collection, index: Path, knrm: Path, tuned: Path, first_stage: Path,
+    runs_dir: Path, split: str, quiet: bool,
+) -> tuple[Path, float | None]:  # fmt: skip
+    """``first_stage`` (the split's :data:`TUNED_HYBRID_RUN`) reranked by ``knrm`` into
+    :data:`KNRM_RUN`, interpolated at the λ best on the dev split's own tuned hybrid run
+    (:mod:`clir_toolkit.rerank.interpolation`: its candidates scored once, each λ tried); the
+    model's default λ when there is no dev split. Returns the run and the λ chosen (None: the
+    default)."""
+    from clir_toolkit.formats import read_qrels
+    from clir_toolkit.rerank.candidates import rerank_rows
+    from clir_toolkit.rerank.interpolation import best_interpolation, interpolation_scores
+    from clir_toolkit.rerank.score import score_candidates, write_reranked
+
+    if not _has_split(collection, "dev"):
+        run = _rerank(collection, knrm, split, first_stage, runs_dir / split, KNRM_RUN, None,
+                      quiet)  # fmt: skip
+        return run, None
+
+    def scored(of_split: str, run: Path) -> tuple[Any, float]:
+        log(quiet, f"scoring the top {RERANK_DEPTH} of {run} with {knrm}")
+        started = time.perf_counter()
+        candidates = score_candidates(
+            knrm, collection.root, collection.split_file("topics", of_split), run,
+            depth=RERANK_DEPTH, verbose=not quiet,
+        )  # fmt: skip
+        return candidates, started
+
+    dev_run = first_stage
+    if split != "dev":
+        dev_run = _hybrid(collection, index, "dev", runs_dir / "dev", quiet, model=tuned)
+    dev, dev_started = scored("dev", dev_run)
+    qrels = read_qrels(collection.split_file("qrels", "dev"))
+    by_weight = interpolation_scores(dev.ranked, dev.neural, RERANK_DEPTH, qrels)
+    weight = best_interpolation(by_weight)
+    tried = ", ".join(f"{w:g} {score:.4f}" for w, score in by_weight.items())
+    log(quiet, f"K-NRM's λ on dev, nDCG@10 by λ: {tried}; chosen: {weight:g}")
+    candidates, started = (dev, dev_started) if split == "dev" else scored(split, first_stage)
+    rows = rerank_rows(candidates.ranked, candidates.neural, RERANK_DEPTH, weight, KNRM_RUN)
+    output = runs_dir / split / f"{KNRM_RUN}.trec"
+    write_reranked(output, rows, len(candidates.ranked), len(candidates.neural),
+                   candidates.model, candidates.device, started, verbose=not quiet)  # fmt: skip
+    return output, weight

@@ -44,7 +44,7 @@ from clir_toolkit.rerank.word.family import WORD_LEVEL
 
 if TYPE_CHECKING:
     from clir_toolkit.formats import RunRow
-    from clir_toolkit.rerank.contract import Reranker
+    from clir_toolkit.rerank.contract import Reranker, ScoredCandidates
 
 FAMILIES: tuple[Reranker, ...] = (WORD_LEVEL, FINE_TUNED)
 """The families of trained rerankers (:mod:`clir_toolkit.rerank.contract`)."""
@@ -89,13 +89,40 @@ def score_run(
     :func:`clir_toolkit.distributed.rerank.score_run_on_ray` is the same with step 3's
     batches scored on a Ray cluster.
     """
+    started = time.perf_counter()
+    scored = score_candidates(
+        model_path, collection, topics, run, depth, device, interpolate, batch_size, cache_dir,
+        precision, verbose,
+    )  # fmt: skip
+    rows = rerank_rows(scored.ranked, scored.neural, depth, scored.interpolate, tag or scored.model)
+    return write_reranked(
+        output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,
+        started, verbose,
+    )  # fmt: skip
+
+
+def score_candidates(
+    model_path: str | Path,
+    collection: str | Path,
+    topics: str | Path,
+    run: str | Path,
+    depth: int = DEFAULT_DEPTH,
+    device: str = "auto",
+    interpolate: float | None = None,
+    batch_size: int = 256,
+    cache_dir: str | Path | None = None,
+    precision: str = "fp32",
+    verbose: bool = True,
+) -> ScoredCandidates:
+    """Steps 1–3 of the module docstring: the top ``depth`` candidates of each query of
+    ``run`` scored by the model, nothing written (what :func:`score_run` writes a run from,
+    and :func:`clir_toolkit.rerank.interpolation.interpolation_scores` tries each λ on)."""
     from clir_toolkit.compute.device import check_precision, resolve_device
     from clir_toolkit.compute.threads import use_fastest_threads
     from clir_toolkit.rerank.allocator import keep_freed_memory
 
     use_fastest_threads()
     keep_freed_memory()
-    started = time.perf_counter()
     check_score_options(depth, batch_size, interpolate)
     target = resolve_device(device)
     check_precision(precision, target)
@@ -103,12 +130,7 @@ def score_run(
     data = read_model_file(path)
     request = ScoreRequest(collection, topics, run, depth, target, batch_size, precision,
                            interpolate, cache_dir, verbose)  # fmt: skip
-    scored = reranker_of(data).score(path, data, request)
-    rows = rerank_rows(scored.ranked, scored.neural, depth, scored.interpolate, tag or scored.model)
-    return write_reranked(
-        output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,
-        started, verbose,
-    )  # fmt: skip
+    return reranker_of(data).score(path, data, request)
 
 
 def write_reranked(

@@ -1,0 +1,51 @@
+"""The interpolation weight λ of a reranker and its first stage, chosen on a dev split.
+
+A reranked score mixes the model's and the first stage's, each min-max normalised over the
+query's candidates (:func:`clir_toolkit.rerank.candidates.rerank_rows`):
+
+    score = λ·neural + (1 − λ)·first_stage
+
+Liu (*Neural CLIR*, §6.1) reranks "high-quality initial ranking results"; how much of the
+initial score to keep depends on how good that ranking is. One K-NRM measured on its dev
+splits wanted λ 0.8 over BM25 on the French man pages, 0.5 over the hybrid first stage on
+ddtp-en-fr-hard and 0.4 over the hybrid with fine-tuned towers (docs/dense.md). So λ is a
+setting to tune on dev, like the epoch, and it costs no more model time: the candidates are
+scored once (:func:`clir_toolkit.rerank.score.score_candidates`), and each λ of the grid only
+re-sorts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from clir_toolkit.rerank.candidates import rerank_rows
+from clir_toolkit.rerank.training import DEV_MEASURE, mean_measure
+
+if TYPE_CHECKING:
+    from clir_toolkit.formats import Qrel, RunRow
+
+INTERPOLATION_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+"""The λ tried: 1 is the model alone (0, the first stage alone, is not reranking)."""
+
+
+def interpolation_scores(
+    ranked: Mapping[str, Sequence[RunRow]],
+    neural: Mapping[tuple[str, str], float],
+    depth: int,
+    qrels: Sequence[Qrel],
+    grid: Sequence[float] = INTERPOLATION_GRID,
+) -> dict[float, float]:
+    """:data:`~clir_toolkit.rerank.training.DEV_MEASURE` of the reranked run at each λ of
+    ``grid``: ``ranked`` and ``neural`` are the scored dev candidates
+    (:class:`~clir_toolkit.rerank.contract.ScoredCandidates`), ``qrels`` the dev judgements."""
+    candidates = {qid: rows[:depth] for qid, rows in ranked.items()}  # the rest: below them
+    return {
+        weight: mean_measure(qrels, rerank_rows(candidates, neural, depth, weight), DEV_MEASURE)
+        for weight in grid
+    }
+
+
+def best_interpolation(scores: Mapping[float, float]) -> float:
+    """The λ of the highest dev score (of equal ones, the largest: the most of the model)."""
+    return max(scores, key=lambda weight: (scores[weight], weight))
