@@ -12,16 +12,21 @@ multilingual sentence encoder ``use-m3`` beside Lucene's postings (``clir index 
   ``clir search --hybrid --translate dict`` does),
 * the human French queries, BM25 (the monolingual reference),
 
-→ rerank:
+→ rerank and search again:
 
 * the dictionary run by ``use-m3`` fine-tuned on the train split with the smooth cosine and
   SOSL (what a bare ``clir rerank train`` does, about 15 s here), interpolated with BM25
-  (λ 0.7, the default of ``clir rerank score`` for such a model);
-* the hybrid run by K-NRM on USE-m3's pretrained subword table, trained on the train split
+  (λ 0.7, the default of ``clir rerank score`` for such a model): the best pipeline before
+  the hybrid first stage;
+* the hybrid first stage again, its dense run through the fine-tuned encoder's towers (what
+  ``clir search --hybrid --model tuned-use-m3.pt`` does): fine-tuned to rerank, the towers
+  also retrieve better than the pretrained encoder over the whole collection;
+* that run by K-NRM on USE-m3's pretrained subword table, trained on the train split
   (what ``clir rerank train --model knrm`` does, with the negatives of the train split's
-  :data:`KNRM_NEGATIVES` run; 2–4 minutes here), interpolated with the hybrid scores (λ 0.8,
-  the default of ``clir rerank score`` for such a model): the best pipeline measured on
-  the man pages, at or above BM25 of the human translations (docs/training.md)
+  :data:`KNRM_NEGATIVES` run; 2–4 minutes here), interpolated with its first stage's scores
+  at the λ best on the dev split's candidates (:mod:`clir_toolkit.rerank.interpolation`;
+  the test split uses the dev split's λ): the best pipeline measured, above BM25 of the
+  human translations on the man pages (docs/dense.md)
 
 → the evaluation table with paired t-tests against the untranslated run, and the reranked
 runs tested against their own first stage.
