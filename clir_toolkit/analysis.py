@@ -35,38 +35,41 @@ AnalyzerKind = Literal["lucene", "jieba", "mecab", "simple"]
 ANALYZER_KINDS: tuple[str, ...] = get_args(AnalyzerKind)
 """Every kind of analysis (an index's sidecar names one)."""
 
-#: Languages with a Lucene analyzer in Anserini 1.7.1 (``io.anserini.analysis.AnalyzerMap``),
-#: plus English (``DefaultEnglishAnalyzer``). Chinese and Japanese are deliberately not here:
-#: they are segmented in Python (``jieba``, ``mecab``), so that the index, the reranker and
-#: the embeddings read the same words.
-LUCENE_LANGUAGES = frozenset(
-    [
-        "ar",
-        "bn",
-        "da",
-        "de",
-        "en",
-        "es",
-        "fa",
-        "fi",
-        "fr",
-        "hi",
-        "hu",
-        "id",
-        "it",
-        "ko",
-        "nl",
-        "no",
-        "pl",
-        "pt",
-        "ru",
-        "sv",
-        "te",
-        "th",
-        "tr",
-        "uk",
-    ]
-)
+#: Each language's Lucene analyzer, as Anserini 1.7.1's ``io.anserini.analysis.AnalyzerMap``
+#: maps it (its ``getLanguageSpecificAnalyzer`` makes the class with its no-argument
+#: constructor, as :func:`lucene_analyzer` does; ``tests/test_analysis.py`` checks the two
+#: tables agree). Made here without ``AnalyzerMap``, whose logger would start log4j2: 0.2 s
+#: of every search.
+LUCENE_ANALYZERS = {
+    "ar": "org.apache.lucene.analysis.ar.ArabicAnalyzer",
+    "bn": "org.apache.lucene.analysis.bn.BengaliAnalyzer",
+    "da": "org.apache.lucene.analysis.da.DanishAnalyzer",
+    "de": "org.apache.lucene.analysis.de.GermanAnalyzer",
+    "es": "org.apache.lucene.analysis.es.SpanishAnalyzer",
+    "fa": "org.apache.lucene.analysis.fa.PersianAnalyzer",
+    "fi": "org.apache.lucene.analysis.fi.FinnishAnalyzer",
+    "fr": "org.apache.lucene.analysis.fr.FrenchAnalyzer",
+    "hi": "org.apache.lucene.analysis.hi.HindiAnalyzer",
+    "hu": "org.apache.lucene.analysis.hu.HungarianAnalyzer",
+    "id": "org.apache.lucene.analysis.id.IndonesianAnalyzer",
+    "it": "org.apache.lucene.analysis.it.ItalianAnalyzer",
+    "ko": "org.apache.lucene.analysis.cjk.CJKAnalyzer",
+    "nl": "org.apache.lucene.analysis.nl.DutchAnalyzer",
+    "no": "org.apache.lucene.analysis.no.NorwegianAnalyzer",
+    "pl": "org.apache.lucene.analysis.morfologik.MorfologikAnalyzer",
+    "pt": "org.apache.lucene.analysis.pt.PortugueseAnalyzer",
+    "ru": "org.apache.lucene.analysis.ru.RussianAnalyzer",
+    "sv": "org.apache.lucene.analysis.sv.SwedishAnalyzer",
+    "te": "org.apache.lucene.analysis.te.TeluguAnalyzer",
+    "th": "org.apache.lucene.analysis.th.ThaiAnalyzer",
+    "tr": "org.apache.lucene.analysis.tr.TurkishAnalyzer",
+    "uk": "org.apache.lucene.analysis.uk.UkrainianMorfologikAnalyzer",
+}
+#: Languages with a Lucene analyzer: :data:`LUCENE_ANALYZERS`' and English
+#: (``DefaultEnglishAnalyzer``). Chinese and Japanese are deliberately not here: they are
+#: segmented in Python (``jieba``, ``mecab``), so that the index, the reranker and the
+#: embeddings read the same words.
+LUCENE_LANGUAGES = frozenset([*LUCENE_ANALYZERS, "en"])
 ENGLISH_ANALYZER = "io.anserini.analysis.DefaultEnglishAnalyzer"
 WHITESPACE_ANALYZER = "org.apache.lucene.analysis.core.WhitespaceAnalyzer"
 
@@ -242,8 +245,7 @@ def lucene_analyzer(spec: AnalyzerSpec) -> Any:
         return jvm.java_class(WHITESPACE_ANALYZER)()
     if spec.language == "en":
         return jvm.java_class(ENGLISH_ANALYZER).newDefaultInstance()
-    analyzer_map = jvm.java_class("io.anserini.analysis.AnalyzerMap")
-    return analyzer_map.getLanguageSpecificAnalyzer(spec.language)
+    return jvm.java_class(LUCENE_ANALYZERS[spec.language])()
 
 
 class Analyzer:

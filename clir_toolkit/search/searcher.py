@@ -462,7 +462,6 @@ class _LuceneClasses:
 
     def __init__(self) -> None:
         load = jvm.java_class
-        self.Arrays = load("java.util.Arrays")
         self.IndexSearcher = load("org.apache.lucene.search.IndexSearcher")
         self.BM25Similarity = load("org.apache.lucene.search.similarities.BM25Similarity")
         self.Term = load("org.apache.lucene.index.Term")
