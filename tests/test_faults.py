@@ -365,7 +365,7 @@ def test_index_is_quiet_about_java_and_prints_one_summary(tmp_path: Path) -> Non
     assert summary.startswith("indexed 12 documents (fr, ") and str(tmp_path / "idx") in summary
     debug = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
                      "--debug")
-    # Java's own log lines, on request (log4j writes them on stdout).
+    # Java's own log lines, on request (on stderr: the toolkit's log4j2.xml).
     assert "AbstractIndexer" in debug.stdout + debug.stderr
 
 
