@@ -51,10 +51,12 @@ from __future__ import annotations
 
 import functools
 import sys
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 TRANSLATORS = "clir_toolkit.translators"
 """The entry-point group of translators."""
@@ -78,7 +80,10 @@ def installed(group: str) -> dict[str, metadata.EntryPoint]:
 @functools.lru_cache(maxsize=4)
 def _entry_points(path: tuple[str, ...]) -> Any:
     """Every installed entry point, read once per ``sys.path`` (reading them means opening
-    every distribution's metadata, about 10 ms: once for all groups, not once per group)."""
+    every distribution's metadata, about 10 ms: once for all groups, not once per group;
+    importing ``importlib.metadata`` costs as much again, so it waits for the first read)."""
+    from importlib import metadata
+
     return metadata.entry_points()
 
 
