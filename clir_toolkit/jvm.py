@@ -192,13 +192,18 @@ def _package_directory(name: str) -> Path | None:
     return Path(locations[0]) if locations else None
 
 
+def _anserini_jars_directory() -> str | None:
+    """Where Anserini's jars are, as pyserini looks: ``$ANSERINI_CLASSPATH``, else the
+    directory of pyserini's own (None without pyserini)."""
+    pyserini = _package_directory("pyserini")
+    default = str(pyserini / "resources" / "jars") if pyserini is not None else None
+    return os.environ.get("ANSERINI_CLASSPATH") or default
+
+
 def class_path() -> list[Path]:
     """The JVM's class path, as pyserini and pyjnius will set it: Anserini's newest jar
-    (``$ANSERINI_CLASSPATH`` or pyserini's own), then pyjnius's own classes."""
-    jars_dir = os.environ.get("ANSERINI_CLASSPATH")
-    pyserini = _package_directory("pyserini")
-    if not jars_dir and pyserini is not None:
-        jars_dir = str(pyserini / "resources" / "jars")
+    (in :func:`_anserini_jars_directory`), then pyjnius's own classes."""
+    jars_dir = _anserini_jars_directory()
     jars = sorted(Path(jars_dir).glob("anserini-*-fatjar.jar")) if jars_dir else []
     path = [max(jars, key=lambda jar: jar.stat().st_ctime)] if jars else []
     jnius = _package_directory("jnius")
@@ -310,11 +315,9 @@ def start() -> None:
             if not jnius_config.vm_running:
                 from pyserini.setup import configure_classpath
 
-                # Anserini's newest jar where pyserini.pyclass looks: $ANSERINI_CLASSPATH,
-                # else pyserini's own (class_path() names the same one).
-                pyserini = _package_directory("pyserini")
-                default_jars = str(pyserini / "resources" / "jars") if pyserini else "."
-                configure_classpath(os.environ.get("ANSERINI_CLASSPATH") or default_jars)
+                # Anserini's newest jar, the one class_path() names (pyserini's own setter,
+                # which also asks for the vector module, filtered above).
+                configure_classpath(_anserini_jars_directory() or ".")
             import jnius  # noqa: F401  (starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
         # A runtime that is there but refuses to start says why; only a missing or broken

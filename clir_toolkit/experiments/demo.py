@@ -413,9 +413,8 @@ def _knrm_rerank(
     model's default λ when there is no dev split. Returns the run and the λ chosen (None: the
     default)."""
     from clir_toolkit.formats import read_qrels
-    from clir_toolkit.rerank.candidates import rerank_rows
     from clir_toolkit.rerank.interpolation import best_interpolation, interpolation_scores
-    from clir_toolkit.rerank.score import score_candidates, write_reranked
+    from clir_toolkit.rerank.score import score_candidates, write_scored
 
     if not _has_split(collection, "dev"):
         run = _rerank(collection, knrm, split, first_stage, runs_dir / split, KNRM_RUN, None,
@@ -441,8 +440,6 @@ def _knrm_rerank(
     tried = ", ".join(f"{w:g} {score:.4f}" for w, score in by_weight.items())
     log(quiet, f"K-NRM's λ on dev, nDCG@10 by λ: {tried}; chosen: {weight:g}")
     candidates, started = (dev, dev_started) if split == "dev" else scored(split, first_stage)
-    rows = rerank_rows(candidates.ranked, candidates.neural, RERANK_DEPTH, weight, KNRM_RUN)
     output = runs_dir / split / f"{KNRM_RUN}.trec"
-    write_reranked(output, rows, len(candidates.ranked), len(candidates.neural),
-                   candidates.model, candidates.device, started, verbose=not quiet)  # fmt: skip
+    write_scored(candidates, output, RERANK_DEPTH, weight, KNRM_RUN, started, not quiet)
     return output, weight

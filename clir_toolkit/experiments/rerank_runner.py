@@ -65,7 +65,6 @@ from clir_toolkit.experiments.topic_variants import TopicVariant, variant_topics
 from clir_toolkit.freshness import digest, mark_fresh
 from clir_toolkit.registry import homes
 
-SELECTION_MEASURE = "nDCG@10"
 TRANSLATION_CODE = (
     "clir_toolkit.translate.pipeline", *homes("translators", "expanders"),
     "clir_toolkit.experiments.search_runner",
@@ -300,21 +299,16 @@ def _reranked_outcome(
     """λ chosen on dev (if several), the runs written, the outcome of the row."""
     from clir_toolkit.formats import read_qrels, write_run
     from clir_toolkit.rerank.candidates import rerank_rows
-    from clir_toolkit.rerank.training import mean_measure
+    from clir_toolkit.rerank.interpolation import best_interpolation, interpolation_scores
 
     chosen: dict[str, Any] = {"epoch": trained.summary.get("best_epoch")}
     weight: float | None = spec.interpolate[0] if len(spec.interpolate) == 1 else None
     if len(spec.interpolate) > 1:
         dev_qrels = read_qrels(collection / "qrels.dev.txt")
-        scores = {
-            lam: mean_measure(
-                dev_qrels,
-                rerank_rows(ranked["dev"], neural["dev"], spec.depth, lam, recipe.name),
-                SELECTION_MEASURE,
-            )
-            for lam in spec.interpolate
-        }
-        weight = max(spec.interpolate, key=lambda lam: (scores[lam], -spec.interpolate.index(lam)))
+        weight = best_interpolation(
+            interpolation_scores(ranked["dev"], neural["dev"], spec.depth, dev_qrels,
+                                 spec.interpolate)  # fmt: skip
+        )
         chosen["λ"] = weight
     elif weight is not None:
         chosen["λ"] = weight

@@ -11,7 +11,8 @@ splits wanted λ 0.8 over BM25 on the French man pages, 0.5 over the hybrid firs
 ddtp-en-fr-hard and 0.4 over the hybrid with fine-tuned towers (docs/dense.md). So λ is a
 setting to tune on dev, like the epoch, and it costs no more model time: the candidates are
 scored once (:func:`clir_toolkit.rerank.score.score_candidates`), and each λ of the grid only
-re-sorts them.
+re-sorts them. ``clir demo`` and the recipes with several ``interpolate`` values choose λ
+this one way.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def interpolation_scores(
     """:data:`~clir_toolkit.rerank.training.DEV_MEASURE` of the reranked run at each λ of
     ``grid``: ``ranked`` and ``neural`` are the scored dev candidates
     (:class:`~clir_toolkit.rerank.contract.ScoredCandidates`), ``qrels`` the dev judgements."""
-    candidates = {qid: rows[:depth] for qid, rows in ranked.items()}  # the rest: below them
+    # Rows below the top ``depth`` keep their order beneath the reranked ones, so the measure
+    # (nDCG@10) sees only the first max(depth, 10) of each query: the rest need not be sorted.
+    kept = max(depth, 10)
+    candidates = {qid: rows[:kept] for qid, rows in ranked.items()}
     return {
         weight: mean_measure(qrels, rerank_rows(candidates, neural, depth, weight), DEV_MEASURE)
         for weight in grid
@@ -47,5 +51,5 @@ def interpolation_scores(
 
 
 def best_interpolation(scores: Mapping[float, float]) -> float:
-    """The λ of the highest dev score (of equal ones, the largest: the most of the model)."""
-    return max(scores, key=lambda weight: (scores[weight], weight))
+    """The λ of the highest dev score (of equal ones, the first of the grid)."""
+    return max(scores, key=lambda weight: scores[weight])

@@ -94,11 +94,7 @@ def score_run(
         model_path, collection, topics, run, depth, device, interpolate, batch_size, cache_dir,
         precision, verbose,
     )  # fmt: skip
-    rows = rerank_rows(scored.ranked, scored.neural, depth, scored.interpolate, tag or scored.model)
-    return write_reranked(
-        output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,
-        started, verbose,
-    )  # fmt: skip
+    return write_scored(scored, output, depth, scored.interpolate, tag, started, verbose)
 
 
 def score_candidates(
@@ -131,6 +127,24 @@ def score_candidates(
     request = ScoreRequest(collection, topics, run, depth, target, batch_size, precision,
                            interpolate, cache_dir, verbose)  # fmt: skip
     return reranker_of(data).score(path, data, request)
+
+
+def write_scored(
+    scored: ScoredCandidates,
+    output: str | Path,
+    depth: int,
+    interpolate: float | None,
+    tag: str | None,
+    started: float,
+    verbose: bool,
+) -> ScoreReport:
+    """Steps 4–6 for candidates scored by :func:`score_candidates`: the run interpolated at
+    ``interpolate`` (None: the model alone) and written, tagged ``tag`` (None: the model)."""
+    rows = rerank_rows(scored.ranked, scored.neural, depth, interpolate, tag or scored.model)
+    return write_reranked(
+        output, rows, len(scored.ranked), len(scored.neural), scored.model, scored.device,
+        started, verbose,
+    )  # fmt: skip
 
 
 def write_reranked(
