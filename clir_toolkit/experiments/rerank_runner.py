@@ -33,7 +33,8 @@ An example, the smooth-cosine dual encoder with SOSL (Liu et al., Table 2)::
     topics = "english"            # the queries the reranker sees on dev and test
 
     [rerank]
-    first_stage = "bm25-dict-syn" # rerank/bm25-dict-syn.toml, kind = "search"
+    first_stage = "bm25-dict-syn" # rerank/bm25-dict-syn.toml, kind = "search" (a [tune]
+                                  # table in it: the values chosen on dev)
     model = "dual"
     loss = "sosl"
     epsilon = 1.0
@@ -222,7 +223,7 @@ def rerank_one(
     ensure_index(context, recipe.collection, language, recipe.variant)
     workspace = context.workspace
     collection = workspace.collection(recipe.collection, language, recipe.variant)
-    first_runs = ensure_first_stage(first, language, context)
+    first_runs = ensure_first_stage(first, language, context, SPLITS)
     trained = train_model(trainer, language, context)
     trainer_spec = rerank_spec(trainer)
     device = resolve_device(

@@ -9,7 +9,8 @@ made from, its code (:func:`run_code`) and, for a dense or hybrid run, the versi
 encoder (whose document vectors are added to the index when it holds none:
 :func:`~clir_toolkit.experiments.context.ensure_vectors`). A rerank recipe's first stage
 (:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
-split as well.
+split as well; the train run of a first stage with a ``[tune]`` table is searched with the
+values chosen on dev, and its key records them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError, FormatError
+from clir_toolkit.errors import ClirError
 from clir_toolkit.experiments.context import (
     RunContext,
     ensure_index,
@@ -234,32 +235,38 @@ def topics_kind(topics: str) -> str:
     return "topics-human" if topics == "human" else "topics"
 
 
-def ensure_first_stage(search: Recipe, language: str, context: RunContext) -> dict[str, Path]:
-    """The search recipe's runs of the train, dev and test splits, made if not fresh."""
+def ensure_first_stage(
+    search: Recipe, language: str, context: RunContext, splits: tuple[str, ...] = ALL_SPLITS
+) -> dict[str, Path]:
+    """The search recipe's runs of ``splits`` (train, dev and test), made if not fresh.
+
+    A recipe with a ``[tune]`` table (the hybrid run's weight, say) is first run as a search
+    recipe (:func:`run_search_recipe`: its values chosen on dev, its dev and test runs
+    written or reused); its train run is then made with the values chosen on dev, which its
+    key records. A reranker that only reranks (``model_from``) asks for dev and test alone.
+    """
     from clir_toolkit.collection import open_collection
 
-    if search.tune:
-        raise FormatError(
-            search.path,
-            None,
-            "a first stage of reranking cannot have a [tune] table",
-            "write the values chosen on dev into [search]",
-        )
+    chosen = run_search_recipe(search, language, context).chosen if search.tune else {}
     workspace = context.workspace
     index = ensure_index(context, search.collection, language, search.variant)
     collection = open_collection(workspace.collection(search.collection, language, search.variant))
     runs = {}
-    for split in ALL_SPLITS:
+    for split in splits:
         topics = collection.split_file(topics_kind(search.topics), split)
         if not topics.is_file():
             raise ClirError(f"{topics}: no such file (a reranker needs train, dev and test splits)")
         output = workspace.run(search, language, split)
+        runs[split] = output
+        if search.tune and split in SPLITS:
+            continue  # written by run_search_recipe with the values chosen on dev
         key = run_key(search, topics, index)
+        if chosen:
+            key = digest({"run": key, "chosen": chosen})
         if not context.reusable(output, key, run_code(search)):
             context.log(f"first stage {search.name} on {language}, {split} split → {output}")
-            options = resolve_auto_resources(search.search, language, context)
+            options = {**resolve_auto_resources(search.search, language, context), **chosen}
             searched = first_stage_index(context, search, language, options)
             search_run(search, options, searched, topics, output, language)
-            mark_fresh(output, key, {"chosen": {}}, run_code(search))
-        runs[split] = output
+            mark_fresh(output, key, {"chosen": chosen}, run_code(search))
     return runs
