@@ -12,6 +12,7 @@ import dataclasses
 import math
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -239,6 +240,39 @@ def test_depth_and_interpolation(tmp_path: Path, first_stage: Path) -> None:
         new = [r.docid for r in shallow if r.qid == qid]
         assert set(new[:3]) == set(docids[:3])
         assert new[3:] == docids[3:]
+
+
+def test_rerank_score_chooses_lambda_on_a_dev_run(tmp_path: Path, first_stage: Path) -> None:
+    """``--dev-run``: λ is the one of 0.1–1.0 whose reranked dev run scores best, said on
+    stderr, and the run written is the one ``--interpolate`` with that λ writes."""
+    model = train_reranker(_config(tmp_path, first_stage, epochs=1)).output
+    common = ("rerank", "score", "--model", str(model), "--collection", str(TINY_FR),
+              "--topics", str(TOPICS), "--run", str(first_stage), "--device", "cpu")  # fmt: skip
+    chosen = run_clir(*common, "--output", str(tmp_path / "chosen.trec"),
+                      "--dev-run", str(first_stage))  # fmt: skip
+    assert chosen.returncode == 0, chosen.stderr
+    said = next(line for line in chosen.stderr.splitlines() if "λ on the dev split" in line)
+    tried = said.split("nDCG@10 by λ: ")[1].split("; chosen: ")
+    scores = {float(w): float(v) for w, v in (pair.split() for pair in tried[0].split(", "))}
+    weight = float(tried[1])
+    assert sorted(scores) == [w / 10 for w in range(1, 11)]
+    assert weight == max(scores, key=lambda w: scores[w])
+    given = run_clir(*common, "--output", str(tmp_path / "given.trec"),
+                     "--interpolate", str(weight))  # fmt: skip
+    assert given.returncode == 0, given.stderr
+    assert (tmp_path / "chosen.trec").read_bytes() == (tmp_path / "given.trec").read_bytes()
+
+    both = run_clir(*common, "--output", str(tmp_path / "x.trec"), "--dev-run",
+                    str(first_stage), "--interpolate", "0.5")  # fmt: skip
+    assert_one_line_error(both, "--interpolate", "--dev-run", "not both", status=2)
+    no_dev = tmp_path / "no-dev"
+    shutil.copytree(TINY_FR, no_dev)
+    (no_dev / "qrels.dev.txt").unlink()
+    refused = run_clir("rerank", "score", "--model", str(model), "--collection", str(no_dev),
+                       "--topics", str(TOPICS), "--run", str(first_stage), "--output",
+                       str(tmp_path / "y.trec"), "--dev-run", str(first_stage))  # fmt: skip
+    assert_one_line_error(refused, str(no_dev), "no dev split", "qrels.dev.txt", "--interpolate")
+    assert not (tmp_path / "x.trec").exists() and not (tmp_path / "y.trec").exists()
 
 
 def test_a_run_query_without_a_topic_is_an_error(tmp_path: Path, first_stage: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from clir_toolkit.cli.commands import command_help
 from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
@@ -81,6 +81,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     from clir_toolkit.rerank.candidates import SCORE_PARAMS
 
     add_options(t, SCORE_PARAMS.values())
+    t.add_argument(
+        "--dev-run",
+        type=Path,
+        metavar="RUN",
+        help="the same first stage's run of the collection's dev topics: λ is chosen there, "
+        "the one of 0.1-1.0 with the best nDCG@10 against the dev judgements (--model only; "
+        "instead of --interpolate)",
+    )
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
@@ -278,7 +286,7 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
     inputs = (args.collection, args.topics, args.run, args.output)
     shared = {
         "depth": args.depth,
-        "interpolate": args.interpolate,
+        "interpolate": _interpolation(args),
         "cache_dir": args.cache_dir,
         "device": args.device,
         "tag": args.tag,
@@ -303,6 +311,27 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
             args.model, *inputs, batch_size=args.batch_size, precision=args.precision, **shared
         )
     return 0
+
+
+def _interpolation(args: argparse.Namespace) -> float | None:
+    """λ of ``clir rerank score``: --interpolate, or the one chosen on --dev-run."""
+    if args.dev_run is None:
+        return cast(float | None, args.interpolate)
+    if args.model is None:
+        raise UsageError("--dev-run chooses λ for a trained --model; give --pretrained λ itself")
+    if args.interpolate is not None:
+        raise UsageError("give λ (--interpolate) or a dev run to choose it on (--dev-run), "
+                         "not both")
+    from clir_toolkit.rerank.interpolation import interpolation_on_dev
+
+    choice = interpolation_on_dev(
+        args.model, args.collection, args.dev_run, args.depth, device=args.device,
+        batch_size=args.batch_size, cache_dir=args.cache_dir, precision=args.precision,
+        verbose=not args.quiet,
+    )  # fmt: skip
+    if not args.quiet:
+        print(f"λ on the dev split ({args.dev_run}), {choice.describe()}", file=sys.stderr)
+    return choice.weight
 
 
 def cmd_rerank_bins(args: argparse.Namespace) -> int:

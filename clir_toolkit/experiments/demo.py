@@ -412,34 +412,28 @@ def _knrm_rerank(
     (:mod:`clir_toolkit.rerank.interpolation`: its candidates scored once, each λ tried); the
     model's default λ when there is no dev split. Returns the run and the λ chosen (None: the
     default)."""
-    from clir_toolkit.formats import read_qrels
-    from clir_toolkit.rerank.interpolation import best_interpolation, interpolation_scores
+    from clir_toolkit.rerank.interpolation import interpolation_on_dev
     from clir_toolkit.rerank.score import score_candidates, write_scored
 
     if not _has_split(collection, "dev"):
         run = _rerank(collection, knrm, split, first_stage, runs_dir / split, KNRM_RUN, None,
                       quiet)  # fmt: skip
         return run, None
-
-    def scored(of_split: str, run: Path) -> tuple[Any, float]:
-        log(quiet, f"scoring the top {RERANK_DEPTH} of {run} with {knrm}")
-        started = time.perf_counter()
-        candidates = score_candidates(
-            knrm, collection.root, collection.split_file("topics", of_split), run,
-            depth=RERANK_DEPTH, verbose=not quiet,
-        )  # fmt: skip
-        return candidates, started
-
     dev_run = first_stage
     if split != "dev":
         dev_run = _hybrid(collection, index, "dev", runs_dir / "dev", quiet, model=tuned)
-    dev, dev_started = scored("dev", dev_run)
-    qrels = read_qrels(collection.split_file("qrels", "dev"))
-    by_weight = interpolation_scores(dev.ranked, dev.neural, RERANK_DEPTH, qrels)
-    weight = best_interpolation(by_weight)
-    tried = ", ".join(f"{w:g} {score:.4f}" for w, score in by_weight.items())
-    log(quiet, f"K-NRM's λ on dev, nDCG@10 by λ: {tried}; chosen: {weight:g}")
-    candidates, started = (dev, dev_started) if split == "dev" else scored(split, first_stage)
+    log(quiet, f"scoring the top {RERANK_DEPTH} of {dev_run} with {knrm}")
+    started = time.perf_counter()
+    dev = interpolation_on_dev(knrm, collection.root, dev_run, RERANK_DEPTH, verbose=not quiet)
+    log(quiet, f"K-NRM's λ on dev, {dev.describe()}")
+    candidates = dev.candidates
+    if split != "dev":
+        log(quiet, f"scoring the top {RERANK_DEPTH} of {first_stage} with {knrm}")
+        started = time.perf_counter()
+        candidates = score_candidates(
+            knrm, collection.root, collection.split_file("topics", split), first_stage,
+            depth=RERANK_DEPTH, verbose=not quiet,
+        )  # fmt: skip
     output = runs_dir / split / f"{KNRM_RUN}.trec"
-    write_scored(candidates, output, RERANK_DEPTH, weight, KNRM_RUN, started, not quiet)
-    return output, weight
+    write_scored(candidates, output, RERANK_DEPTH, dev.weight, KNRM_RUN, started, not quiet)
+    return output, dev.weight
