@@ -21,9 +21,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from clir_toolkit.experiments.context import Workspace
 
 settings.register_profile(
     "ci",
@@ -162,6 +166,24 @@ BIG_WORDS = (
     "terminal commande option sortie entrée erreur signal tâche heure date système noyau "
     "module paquet installer configurer serveur client adresse port protocole chemin nom"
 ).split()
+
+
+def workspace_with_three_splits(root: Path) -> Workspace:
+    """A recipe workspace under ``root`` whose fr collection is tiny-fr with train, dev and
+    test splits (the dev split's topics and judgements stand in for the others)."""
+    import shutil
+
+    from clir_toolkit.experiments.context import Workspace
+
+    workspace = Workspace(root / "data", root / "indexes", root / "runs", root / "models")
+    collection = workspace.collection("manpages", "fr", "standard")
+    shutil.copytree(TINY_FR, collection)
+    for split in ("train", "test"):
+        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
+            shutil.copy(
+                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
+            )
+    return workspace
 
 
 def write_big_collection(root: Path, documents: int = 20_000, topics: int = 400) -> Path:

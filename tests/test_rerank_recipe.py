@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from clir_toolkit.experiments.search_runner import RUN_CODE
 from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.freshness import is_fresh
 from clir_toolkit.rerank.word.model_file import load_model
-from tests.conftest import TINY_FR
+from tests.conftest import TINY_FR, workspace_with_three_splits
 
 FIRST_STAGE = """
 name = "bm25-human"
@@ -110,17 +109,7 @@ def write(path: Path, text: str) -> Path:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     """A workspace whose fr collection is the tiny one, its dev split copied to train/test."""
-    space = Workspace(
-        tmp_path / "data", tmp_path / "indexes", tmp_path / "runs", tmp_path / "models"
-    )
-    collection = space.collection("manpages", "fr", "standard")
-    shutil.copytree(TINY_FR, collection)
-    for split in ("train", "test"):
-        for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
-            shutil.copy(
-                collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
-            )
-    return space
+    return workspace_with_three_splits(tmp_path)
 
 
 def test_rerank_table_is_validated(tmp_path: Path) -> None:
@@ -492,14 +481,7 @@ def test_recipes_on_a_two_worker_ray_cluster_make_the_same_runs_and_results(
     made = {}
     for where, cluster in (("one", None), ("ray", ClusterSpec(local_cpus=2))):
         root = tmp_path / where
-        space = Workspace(root / "data", root / "indexes", root / "runs", root / "models")
-        collection = space.collection("manpages", "fr", "standard")
-        shutil.copytree(TINY_FR, collection)
-        for split in ("train", "test"):
-            for kind, suffix in (("topics", "tsv"), ("topics-human", "tsv"), ("qrels", "txt")):
-                shutil.copy(
-                    collection / f"{kind}.dev.{suffix}", collection / f"{kind}.{split}.{suffix}"
-                )
+        space = workspace_with_three_splits(root)
         recipes = root / "rerank"
         recipes.mkdir()
         paths = [
