@@ -354,6 +354,18 @@ def bench_commands(
     return rows
 
 
+def _java_set_up() -> str:
+    """What ``clir resource java`` made for the commands timed (both change their speed)."""
+    from clir_toolkit import jvm
+
+    try:
+        archive = jvm.class_archive_path().is_file()
+    except (OSError, ResourceError):
+        archive = False
+    made = {"class archive": archive, "HitReader": jvm.hit_reader_jar() is not None}
+    return "Java: " + ", ".join(f"{name} {'yes' if it else 'no'}" for name, it in made.items())
+
+
 def format_bench_commands(rows: Sequence[CommandRow], load: float | None) -> str:
     """The table: medians of each command's runs, and the baseline's over the command's
     (the median of the pairwise ratios: above 1, the toolkit is faster or smaller)."""
@@ -361,6 +373,7 @@ def format_bench_commands(rows: Sequence[CommandRow], load: float | None) -> str
     lines = [
         f"whole commands from a cold shell: median of {runs} runs each"
         + (f"; load average {load:.1f} at the start" if load is not None else ""),
+        _java_set_up(),
         f"{'command':<56} {'wall s':>7} {'CPU s':>7} {'peak MiB':>9}",
     ]
 

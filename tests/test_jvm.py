@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from clir_toolkit import jvm
+from clir_toolkit import java_hits, jvm
 from clir_toolkit.errors import ResourceError
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
@@ -106,19 +107,22 @@ def test_a_valid_heap_size_is_accepted() -> None:
 
 SHOW_SHARING = (
     "from clir_toolkit import jvm; "
-    "print(jvm.java_class('java.lang.System').getProperty('java.vm.info'))"
+    "print(jvm.java_class('java.lang.System').getProperty('java.vm.info')); "
+    "print('hit reader:', jvm.hit_reader_class() is not None)"
 )
 
 
-def vm_info(data: Path) -> str:
+def vm_info(data: Path, path: str | None = None) -> str:
     """``java.vm.info`` of a JVM started by the toolkit in a fresh process with ``data`` as
-    ``$CLIR_DATA``: it says ``sharing`` when the JVM mapped a class archive."""
+    ``$CLIR_DATA``: it says ``sharing`` when the JVM mapped a class archive; and whether the
+    toolkit's HitReader is on its class path (``hit reader: True``)."""
     import os
     import subprocess
     import sys
 
+    env = {**os.environ, "CLIR_DATA": str(data), **({"PATH": path} if path is not None else {})}
     child = subprocess.run([sys.executable, "-c", SHOW_SHARING], capture_output=True, text=True,
-                           env={**os.environ, "CLIR_DATA": str(data)}, timeout=300)  # fmt: skip
+                           env=env, timeout=300)  # fmt: skip
     assert child.returncode == 0, child.stderr
     return child.stdout
 
@@ -128,13 +132,19 @@ def test_the_class_archive_is_made_once_and_mapped_by_every_later_jvm(
     tmp_path: Path, fr_index: Path
 ) -> None:
     data = tmp_path / "data"
-    assert "sharing" not in vm_info(data)  # no archive yet: classes come from the jars
+    info = vm_info(data)
+    assert "sharing" not in info and "hit reader: False" in info  # classes from the jars
     made = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
     assert made.returncode == 0, made.stderr
     archives = list((data / "cache" / "java").glob("anserini-*.jsa"))
     assert len(archives) == 1 and archives[0].stat().st_size > 1 << 20
-    assert "sharing" in vm_info(data)
-    # A search maps it too, and finds what it finds without it.
+    # With a javac (this project's machines have one), the toolkit's HitReader is compiled
+    # first, and every later JVM reads its searches' hits with it.
+    compiled = java_hits.find_javac() is not None
+    assert len(list((data / "cache" / "java").glob("hit-reader-*.jar"))) == int(compiled)
+    info = vm_info(data)
+    assert "sharing" in info and f"hit reader: {compiled}" in info
+    # A search maps it too, and finds what it finds without it (and without the HitReader).
     topics = str(TINY_FR / "topics.dev.tsv")
     runs = []
     for name, where in (("with", data), ("without", tmp_path / "none")):
@@ -148,6 +158,29 @@ def test_the_class_archive_is_made_once_and_mapped_by_every_later_jvm(
     made_at = archives[0].stat().st_mtime_ns
     again = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
     assert again.returncode == 0 and archives[0].stat().st_mtime_ns == made_at
+
+
+@pytest.mark.java
+def test_without_a_javac_the_archive_is_made_and_searches_read_hits_through_anserini(
+    tmp_path: Path, fr_index: Path
+) -> None:
+    """A Java runtime alone (no JDK on the PATH, no JAVA_HOME): ``clir resource java`` makes
+    the archive, says in a note that the HitReader is not compiled, and searches work."""
+    path = str(Path(sys.executable).parent)  # the virtual environment's: no javac there
+    data = tmp_path / "data"
+    env = {"CLIR_DATA": str(data), "PATH": path, "JAVA_HOME": ""}
+    made = run_clir("resource", "java", env=env)
+    assert made.returncode == 0, made.stderr
+    assert "no javac" in made.stderr and "HitReader is not compiled" in made.stderr
+    assert list((data / "cache" / "java").glob("anserini-*.jsa"))
+    assert not list((data / "cache" / "java").glob("hit-reader-*.jar"))
+    info = vm_info(data, path)
+    assert "sharing" in info and "hit reader: False" in info
+    run = tmp_path / "run.trec"
+    searched = run_clir("search", "--index", str(fr_index), "--topics",
+                        str(TINY_FR / "topics.dev.tsv"), "--output", str(run), env=env)  # fmt: skip
+    assert searched.returncode == 0, searched.stderr
+    assert run.stat().st_size > 0
 
 
 @pytest.mark.java

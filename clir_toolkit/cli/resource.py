@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     r = resource.add_parser(
         "java",
         parents=[common],
-        help="make the class archive that lets every command start Java faster (make setup does)",
+        help="compile the toolkit's Java class (with a JDK's javac) and make the class archive "
+        "that lets every command start Java faster (make setup does)",
     )
     r.add_argument("--force", action="store_true", help="make it again even if it is there")
     r.set_defaults(handler=cmd_resource_java)
@@ -155,9 +157,16 @@ def cmd_resource_wordnet(args: argparse.Namespace) -> int:
 
 
 def cmd_resource_java(args: argparse.Namespace) -> int:
+    from clir_toolkit import jvm
     from clir_toolkit.java_archive import build_class_archive
 
     archive = build_class_archive(force=args.force)
     size = archive.stat().st_size / 2**20
     print(f"Java class archive ready: {archive} ({size:.0f} MiB); commands map it at start-up")
+    hit_reader = jvm.hit_reader_jar()
+    if hit_reader is not None:
+        print(f"the toolkit's HitReader compiled: {hit_reader}; searches read their hits with it")
+    else:
+        print("note: no javac (a JDK), so the toolkit's HitReader is not compiled; searches read "
+              "their hits through Anserini, about 0.5 ms a query slower", file=sys.stderr)
     return 0
