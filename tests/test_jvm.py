@@ -183,6 +183,21 @@ def test_without_a_javac_the_archive_is_made_and_searches_read_hits_through_anse
     assert run.stat().st_size > 0
 
 
+@pytest.mark.skipif(java_hits.find_javac() is None, reason="needs a JDK's javac")
+def test_a_hit_reader_that_does_not_compile_is_one_error_and_leaves_no_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "HitReader.java"
+    broken.write_text("package clirtoolkit;\npublic final class HitReader { int x = ; }\n")
+    monkeypatch.setattr(java_hits, "SOURCE", broken)
+    monkeypatch.setenv("CLIR_DATA", str(tmp_path / "data"))
+    anserini = jvm.anserini_jar()
+    assert anserini is not None
+    with pytest.raises(ResourceError, match="javac could not compile HitReader.java: .*error"):
+        java_hits.build_hit_reader(anserini)
+    assert not list((tmp_path / "data").rglob("*.jar"))
+
+
 @pytest.mark.java
 def test_a_damaged_class_archive_costs_speed_not_a_word(
     tmp_path: Path, fr_index: Path, monkeypatch: pytest.MonkeyPatch
