@@ -15,6 +15,7 @@ import torch
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank.losses.hinge import pairwise_hinge
 from clir_toolkit.rerank.losses.sosl import sosl
+from clir_toolkit.rerank.model_io import meta_skeleton
 from clir_toolkit.rerank.word.bins import format_bins, kernel_bin_analysis
 from clir_toolkit.rerank.word.dual import ENCODERS, DualEncoder, smooth_cosine
 from clir_toolkit.rerank.word.knrm import DEFAULT_MUS, KNRM, kernel_pooling
@@ -343,3 +344,13 @@ def test_kernel_bin_analysis_counts_pairs_per_nearest_kernel() -> None:
     table = format_bins(rows).splitlines()
     assert len(table) == 12 and "weight" in table[0] and "(exact)" in table[1]
     assert len({len(line) for line in table}) == 1  # aligned columns
+
+
+@pytest.mark.parametrize("model", _all_models(), ids=lambda m: type(m).__name__)
+def test_a_skeleton_has_the_models_shapes_and_no_memory(model: torch.nn.Module) -> None:
+    config = model.config()  # type: ignore[operator]
+    skeleton = meta_skeleton(lambda: type(model)(**config))
+    expected = {name: tuple(t.shape) for name, t in model.state_dict().items()}
+    assert {name: tuple(t.shape) for name, t in skeleton.state_dict().items()} == expected
+    assert all(t.is_meta for t in skeleton.state_dict().values())
+

@@ -189,6 +189,21 @@ def test_weights_ruined_by_nan_gradients_stop_training(
         train_reranker(_config(tmp_path, first_stage, batch_size=100_000))  # one step
 
 
+def test_reading_a_model_file_does_not_import_torchs_compiler(
+    tmp_path: Path, first_stage: Path
+) -> None:
+    # Checking a file against a skeleton used to run torch's Python reference of normal_,
+    # which imports torch._dynamo: 1.3 s of every `clir rerank score` on the CPU, more on GPUs.
+    model = train_reranker(_config(tmp_path, first_stage, epochs=1)).output
+    script = (
+        "import sys; from clir_toolkit.rerank.word.model_file import load_model; "
+        f"load_model({str(model)!r}); print('torch._dynamo' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 @pytest.mark.skipif(CUDA, reason="this machine has CUDA; the error is for machines without it")
 def test_cuda_requested_without_cuda_is_an_error(tmp_path: Path, first_stage: Path) -> None:
     with pytest.raises(ClirError, match="--device cuda was requested but no CUDA GPU"):

@@ -111,15 +111,15 @@ def is_tuned_model(data: Any) -> bool:
 
 def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The model of a file's ``data`` (already read with weights only), checked key by key."""
-    from clir_toolkit.rerank.model_io import check_record, check_state_dict
+    from clir_toolkit.rerank.model_io import check_record, check_state_dict, meta_skeleton
 
     what = "a fine-tuned encoder of clir_toolkit"
     record = check_record(path, data, MODEL_KEYS, what)
     config = record["config"]
     try:
         dim, epsilon = int(config["dim"]), float(config["epsilon"])
-        with torch.device("meta"):  # shapes only: checked against the file before allocating
-            skeleton = TunedEncoder(dim, epsilon)
+        # shapes only: checked against the file before allocating
+        skeleton = meta_skeleton(lambda: TunedEncoder(dim, epsilon))
     except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise FormatError(path, None, f"not {what}: bad config ({exc})") from None
     check_state_dict(path, record["state_dict"], skeleton, what)

@@ -21,6 +21,7 @@ from clir_toolkit.rerank.data.vocabulary import Vocabulary
 from clir_toolkit.rerank.model_io import (
     check_record,
     check_state_dict,
+    meta_skeleton,
     one_line,
     read_model_file,
 )
@@ -110,8 +111,6 @@ def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> An
     (:func:`~clir_toolkit.rerank.model_io.check_state_dict`). A type or config that builds
     no model is one FormatError.
     """
-    import torch
-
     from clir_toolkit.rerank import MODEL_NAMES
 
     cls = model_class(model_type) if isinstance(model_type, str) else None
@@ -125,8 +124,7 @@ def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> An
     if not all(isinstance(key, str) for key in config):
         raise FormatError(path, None, f"not {what}: the model config has a key that is not a name")
     try:
-        with torch.device("meta"):
-            return cls(**config)
+        return meta_skeleton(lambda: cls(**config))
     except (ClirError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise FormatError(
             path, None, f"not {what}: its config makes no {model_type} model ({one_line(exc)})"
