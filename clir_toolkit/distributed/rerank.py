@@ -69,6 +69,7 @@ from clir_toolkit.errors import ClirError
 from clir_toolkit.rerank.candidates import (
     DEFAULT_DEPTH,
     ScoreReport,
+    batch_pairs,
     check_score_options,
     rerank_rows,
 )
@@ -138,7 +139,7 @@ def score_encoded_on(
     *,
     workers: int | None,
     device: str,
-    batch_size: int,
+    batch_size: int | None,
     precision: str,
 ) -> tuple[dict[tuple[str, str], float], str]:
     """:func:`clir_toolkit.rerank.word.batches.score_encoded` on a connected cluster, by
@@ -148,7 +149,8 @@ def score_encoded_on(
 
     resources = ray.cluster_resources()
     on_gpus = device != "cpu" and resources.get("GPU", 0) > 0
-    check_precision(precision, torch.device("cuda" if on_gpus else "cpu"))
+    scorers = torch.device("cuda" if on_gpus else "cpu")
+    check_precision(precision, scorers)
     count = workers or int(resources["GPU"] if on_gpus else resources.get("CPU", 1))
     cpus, gpus = _shares(resources, device, count)
     actor = ray.remote(
@@ -160,7 +162,7 @@ def score_encoded_on(
     tensors = dataclasses.replace(encoded, pairs=[])  # the actors need the tensors only
     shared = [put(ray, data), put(ray, tensors)]
     actors = [actor.remote(str(path), device, precision) for _ in range(count)]
-    bounds = batch_bounds(len(encoded.pairs), batch_size)
+    bounds = batch_bounds(len(encoded.pairs), batch_pairs(batch_size, scorers))
     parts = chunks(bounds, count * CHUNKS_PER_WORKER)
     pending = [actors[i % count].score.remote(shared, part) for i, part in enumerate(parts)]
     scores = [score for part in gather(ray, pending) for score in part]
@@ -180,7 +182,7 @@ def score_run_on_ray(
     depth: int = DEFAULT_DEPTH,
     device: str = "auto",
     interpolate: float | None = None,
-    batch_size: int = 256,
+    batch_size: int | None = None,
     cache_dir: str | Path | None = None,
     precision: str = "fp32",
     tag: str | None = None,

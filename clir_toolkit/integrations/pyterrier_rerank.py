@@ -48,7 +48,7 @@ class ClirReranker(pt.Estimator):
         depth: int = 100,
         interpolate: float | None = None,
         device: str = "auto",
-        batch_size: int = 256,
+        batch_size: int | None = None,
         precision: str = "fp32",
         cache_dir: str | Path | None = None,
         query_column: str | None = None,

@@ -61,7 +61,8 @@ class ScoreRequest:
     """The first-stage run whose top :attr:`depth` candidates of each query are scored."""
     depth: int
     device: torch.device
-    batch_size: int
+    batch_size: int | None
+    """Pairs per scoring batch (None: the device's default)."""
     precision: str
     interpolate: float | None
     """λ asked for (None: the family's measured default)."""

@@ -82,7 +82,7 @@ def interpolation_on_dev(
     depth: int,
     *,
     device: str = "auto",
-    batch_size: int = 256,
+    batch_size: int | None = None,
     cache_dir: str | Path | None = None,
     precision: str = "fp32",
     verbose: bool = True,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.rerank.candidates import read_candidates
+from clir_toolkit.rerank.candidates import batch_pairs, read_candidates
 from clir_toolkit.rerank.data.vocabulary import PAD_ID, Vocabulary
 
 if TYPE_CHECKING:
@@ -127,11 +127,12 @@ def score_encoded(
     model: Any,
     encoded: EncodedCandidates,
     device: torch.device,
-    batch_size: int = 256,
+    batch_size: int | None = None,
     precision: str = "fp32",
 ) -> dict[tuple[str, str], float]:
-    """Model score of every (qid, docid) pair of ``encoded``, in batches of ``batch_size``."""
-    bounds = batch_bounds(len(encoded.pairs), batch_size)
+    """Model score of every (qid, docid) pair of ``encoded``, in batches of ``batch_size``
+    (None: the device's default, :func:`clir_toolkit.rerank.candidates.batch_pairs`)."""
+    bounds = batch_bounds(len(encoded.pairs), batch_pairs(batch_size, device))
     scores = score_batches(model, encoded, bounds, device, precision)
     return dict(zip(encoded.pairs, scores.tolist(), strict=True))
 

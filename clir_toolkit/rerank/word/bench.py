@@ -6,7 +6,9 @@ when torch sees a GPU) this measures, on random token ids of fixed lengths:
 
 * **scoring**: query–document pairs per second in inference mode, batch after batch, as
   :func:`clir_toolkit.rerank.word.batches.score_batches` scores a run (padding trimmed
-  there, none here: every text has its full length);
+  there, none here: every text has its full length), in batches of ``clir rerank score``'s
+  size for the device unless another is asked
+  (:func:`clir_toolkit.rerank.candidates.batch_pairs`);
 * **training**: optimiser steps per second, each step a forward and backward pass over one
   batch and a (lazy) Adam update, as :func:`clir_toolkit.rerank.word.train.train_reranker` takes
   them, with the model's default loss: K-NRM's pairwise hinge loss scores two documents
@@ -53,7 +55,7 @@ class BenchSettings:
     dim: int = 300
     query_vocab: int = 50_000
     doc_vocab: int = 100_000
-    batch_size: int = 256
+    batch_size: int | None = None  # None: clir rerank score's, by device (batch_pairs)
     train_batch_size: int = 128
     precision: str = "fp32"
     encoder: str = "avg"
@@ -69,7 +71,7 @@ class BenchSettings:
             "query_len": self.query_len,
             "doc_len": self.doc_len,
             "dim": self.dim,
-            "batch_size": self.batch_size,
+            "batch_size": 1 if self.batch_size is None else self.batch_size,
             "train_batch_size": self.train_batch_size,
             "min_iterations": self.min_iterations,
         }
@@ -96,6 +98,7 @@ class BenchRow:
     model: str
     device: str
     device_name: str
+    score_batch: int  # pairs per scoring batch
     score_pairs_per_s: float
     train_steps_per_s: float
     train_examples_per_s: float
@@ -171,6 +174,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     from clir_toolkit.compute.device import autocast
     from clir_toolkit.rerank import is_pairwise
+    from clir_toolkit.rerank.candidates import batch_pairs
     from clir_toolkit.rerank.losses import build_loss
     from clir_toolkit.rerank.word.train import build_optimiser
     from clir_toolkit.rerank.word.train_config import DEFAULT_LOSS, model_default
@@ -188,8 +192,9 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     pairwise = is_pairwise(loss_name)
 
     # Scoring: inference mode, one batch of pairs per call.
-    queries = random_ids(s.batch_size, s.query_len, s.query_vocab, generator, device)
-    docs = random_ids(s.batch_size, s.doc_len, s.doc_vocab, generator, device)
+    batch = batch_pairs(s.batch_size, device)
+    queries = random_ids(batch, s.query_len, s.query_vocab, generator, device)
+    docs = random_ids(batch, s.doc_len, s.doc_vocab, generator, device)
     model.eval()
 
     def score() -> object:
@@ -225,7 +230,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
 
     step_seconds = timed(step, device, s)
 
-    pairs_per_s = s.batch_size / score_seconds
+    pairs_per_s = batch / score_seconds
     fraction = None
     if device.type == "cuda":
         fraction = pairs_per_s * s.bytes_per_pair / (s.peak_bandwidth_gbs * 1e9)
@@ -233,6 +238,7 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
         model=label,
         device=str(device),
         device_name=_device_name(device),
+        score_batch=batch,
         score_pairs_per_s=pairs_per_s,
         train_steps_per_s=1.0 / step_seconds,
         train_examples_per_s=s.train_batch_size / step_seconds,
@@ -293,7 +299,7 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
         f"settings: query length {s.query_len}, document length {s.doc_len}, "
         f"embeddings {s.dim}-d, vocabularies {s.query_vocab:,} query / {s.doc_vocab:,} document "
         f"words, precision {s.precision}, random ids (no padding), torch {torch.__version__}",
-        f"scoring: batches of {s.batch_size} pairs; training: batches of {s.train_batch_size} "
+        f"scoring: batches of {_batches(s)}; training: batches of {s.train_batch_size} "
         f"examples, lazy Adam (K-NRM: pairwise hinge, two documents per example; dual: SOSL); "
         f"{s.warmup} warm-up calls, then ≥ {s.seconds:g} s and ≥ {s.min_iterations} calls",
         f"memory traffic: ≥ {s.bytes_per_pair:,} bytes read per scored pair "
@@ -304,6 +310,7 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
     header = (
         "model",
         "device",
+        "batch",
         "score pairs/s",
         "train steps/s",
         "train examples/s",
@@ -314,6 +321,7 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
         (
             row.model,
             row.device,
+            f"{row.score_batch:,}",
             f"{row.score_pairs_per_s:,.0f}",
             f"{row.train_steps_per_s:,.2f}",
             f"{row.train_examples_per_s:,.0f}",
@@ -323,6 +331,16 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
         for row in rows
     ]
     return "\n".join(lines + _aligned(header, body))
+
+
+def _batches(settings: BenchSettings) -> str:
+    """The scoring batches, in words: the size asked, else clir rerank score's by device."""
+    from clir_toolkit.rerank.candidates import CPU_BATCH_PAIRS, GPU_BATCH_PAIRS
+
+    if settings.batch_size is not None:
+        return f"{settings.batch_size:,} pairs"
+    return (f"{CPU_BATCH_PAIRS:,} pairs on the CPU and {GPU_BATCH_PAIRS:,} on CUDA "
+            "(clir rerank score's)")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

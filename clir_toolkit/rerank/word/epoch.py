@@ -232,11 +232,11 @@ def run_epoch(
 
 def evaluate_dev(model: Any, dev: DevData, config: TrainConfig, device: torch.device) -> float:
     """nDCG@10 of the dev run reranked by ``model`` (mean over the dev qrels' queries)."""
-    from clir_toolkit.rerank.candidates import rerank_rows
+    from clir_toolkit.rerank.candidates import batch_pairs, rerank_rows
     from clir_toolkit.rerank.word.batches import score_encoded
 
     assert config.batch_size is not None
-    batch_size = max(config.batch_size, 256)
+    batch_size = max(config.batch_size, batch_pairs(None, device))
     neural = score_encoded(model, dev.encoded, device, batch_size, config.precision)
     rows = rerank_rows(dev.ranked, neural, config.depth)
     return mean_measure(dev.qrels, rows, DEV_MEASURE)
