@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit.errors import FormatError
+from clir_toolkit.experiments import rerank_runner
 from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.kept_scores import read_scores
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.rerank_table import sweep_recipes
 from clir_toolkit.experiments.runner import run_recipes
@@ -284,6 +286,49 @@ def test_rerank_recipes_write_runs_models_and_results(workspace: Workspace, tmp_
     assert (models / "knrm-mono.pt").stat().st_mtime_ns != stamp
     forced = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
     assert forced == before
+
+
+def test_scores_are_kept_shared_by_recipes_of_one_model_and_reused(
+    workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recipes = tmp_path / "rerank"
+    recipes.mkdir()
+    paths = [write(recipes / "bm25-human.toml", FIRST_STAGE),
+             write(recipes / "knrm-mono.toml", KNRM),
+             write(recipes / "knrm-mono-again.toml", REUSE)]  # fmt: skip
+    calls: list[int] = []
+    scorer = rerank_runner._word_level_scores
+
+    def counted(*args: object) -> dict[tuple[str, str], float]:
+        calls.append(1)
+        return scorer(*args)
+
+    monkeypatch.setattr(rerank_runner, "_word_level_scores", counted)
+    run_recipes(paths, workspace, quiet=True)
+    # knrm-mono-again scores the same candidates with knrm-mono's model: dev and test are
+    # scored once, for the first of the two.
+    assert len(calls) == 2
+    for split in ("dev", "test"):
+        kept = list((workspace.runs / "manpages-en-fr" / split / "scores").glob("*.tsv"))
+        assert len(kept) == 1
+        first = read_run(workspace.runs / "manpages-en-fr" / split / "bm25-human.trec")
+        assert set(read_scores(kept[0])) == {(r.qid, r.docid) for r in first if r.rank <= 12}
+    runs = {name: (workspace.runs / "manpages-en-fr" / "test" / f"{name}.trec").read_bytes()
+            for name in ("knrm-mono", "knrm-mono-again")}  # fmt: skip
+
+    # Nothing changed: a second run scores nothing and writes the same runs.
+    run_recipes(paths[1:], workspace, quiet=True)
+    assert len(calls) == 2
+    for name, before in runs.items():
+        assert (workspace.runs / "manpages-en-fr" / "test" / f"{name}.trec").read_bytes() == before
+
+    # A kept file that changed is not fresh: the pairs are scored again, with the same run.
+    (kept[0]).write_text("q\td\t0.5\n", encoding="utf-8")
+    run_recipes(paths[1:2], workspace, quiet=True)
+    assert len(calls) == 3
+    assert set(read_scores(kept[0])) == {(r.qid, r.docid) for r in first if r.rank <= 12}
+    after = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
+    assert after == runs["knrm-mono"]
 
 
 def _key_of(path: Path) -> str:

@@ -45,6 +45,7 @@ An example, the smooth-cosine dual encoder with SOSL (Liu et al., Table 2)::
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,6 +53,7 @@ from typing import Any
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import RunContext, Workspace, ensure_index
+from clir_toolkit.experiments.kept_scores import kept_scores
 from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome, RerankDetails
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec, sweep_recipes
@@ -209,7 +211,7 @@ def rerank_one(
 ) -> RecipeOutcome:
     """Steps 1–4 of the module docstring for one recipe (or sweep point) and language."""
     from clir_toolkit.compute.device import resolve_device
-    from clir_toolkit.rerank.word.batches import encode_run, score_encoded
+    from clir_toolkit.rerank.candidates import read_candidates
     from clir_toolkit.rerank.word.model_file import load_model
 
     started = time.perf_counter()
@@ -235,9 +237,7 @@ def rerank_one(
                 recipe.path, None, "a fine-tuned encoder reads the English queries: no "
                 "translate and no human topics",
             )  # fmt: skip
-        neural, ranked = _tuned_scores(
-            trained.path, collection, first_runs, spec.depth, context.quiet
-        )
+        neural, ranked = _tuned_scores(trained.path, collection, first_runs, spec.depth, context)
         return _reranked_outcome(
             recipe, language, workspace, spec, first, trained, trainer_spec, collection,
             first_runs, neural, ranked, {}, device, sweep, started,
@@ -255,17 +255,22 @@ def rerank_one(
             "(train_topics) or translate the test queries (translate)"
         )
 
-    # Score each split once; choose λ (if several) by nDCG@10 on dev.
+    # Score each split once (or reuse the scores kept); choose λ (if several) on dev.
     neural, ranked, oov = {}, {}, {}
     for split in SPLITS:
         topics = reranker_topics(
             recipe, spec, language, split, context, trainer_spec.topic_variant.query_case
         )
         oov[split] = query_oov(reranker, topics)
-        ranked[split], encoded = encode_run(
-            reranker, collection, topics, first_runs[split], spec.depth
-        )
-        neural[split] = score_encoded(reranker.model, encoded, device)
+        read = read_candidates(collection, topics, first_runs[split], spec.depth)
+        ranked[split] = read.ranked
+        neural[split] = kept_scores(
+            context, collection, split,
+            {"model": trained.path, "topics": topics, "run": first_runs[split],
+             "documents": read.collection.corpus},
+            {"depth": spec.depth, "device": device.type},
+            functools.partial(_word_level_scores, reranker, read, device),
+        )  # fmt: skip
     return _reranked_outcome(
         recipe, language, workspace, spec, first, trained, trainer_spec, collection, first_runs,
         neural, ranked, oov, device, sweep, started, reranker,
@@ -273,21 +278,44 @@ def rerank_one(
 
 
 def _tuned_scores(
-    model: Path, collection: Path, first_runs: Mapping[str, Path], depth: int, quiet: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder."""
+    model: Path, collection: Path, first_runs: Mapping[str, Path], depth: int,
+    context: RunContext,
+) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """Scores and first-stage rows of the dev and test candidates, by a fine-tuned encoder
+    (or the scores kept from an earlier run)."""
     from clir_toolkit.rerank.candidates import read_candidates
     from clir_toolkit.rerank.model_io import read_model_file
-    from clir_toolkit.rerank.sentence.tuned_model import score_run_tuned
 
     data = read_model_file(model)
     neural, ranked = {}, {}
     for split in SPLITS:
-        read = read_candidates(collection, collection / f"topics.{split}.tsv", first_runs[split],
-                               depth)  # fmt: skip
-        neural[split], _ = score_run_tuned(model, data, read, None, not quiet)
+        topics = collection / f"topics.{split}.tsv"
+        read = read_candidates(collection, topics, first_runs[split], depth)
+        neural[split] = kept_scores(
+            context, collection, split,
+            {"model": model, "topics": topics, "run": first_runs[split],
+             "documents": read.collection.corpus},
+            {"depth": depth, "device": "cpu"},
+            functools.partial(_tuned_encoder_scores, model, data, read, context.quiet),
+        )  # fmt: skip
         ranked[split] = read.ranked
     return neural, ranked
+
+
+def _word_level_scores(reranker: Any, read: Any, device: Any) -> dict[tuple[str, str], float]:
+    """A word-level model's scores of a run's candidates (read with ``read_candidates``)."""
+    from clir_toolkit.rerank.word.batches import encode_read, score_encoded
+
+    return score_encoded(reranker.model, encode_read(reranker, read), device)
+
+
+def _tuned_encoder_scores(
+    model: Path, data: Any, read: Any, quiet: bool
+) -> dict[tuple[str, str], float]:
+    """A fine-tuned encoder's scores of a run's candidates."""
+    from clir_toolkit.rerank.sentence.tuned_model import score_run_tuned
+
+    return score_run_tuned(model, data, read, None, not quiet)[0]
 
 
 def _reranked_outcome(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import torch
 
     from clir_toolkit.formats import RunRow
+    from clir_toolkit.rerank.candidates import RunCandidates
     from clir_toolkit.rerank.data.documents import DocumentEncoder
     from clir_toolkit.rerank.word.model_file import LoadedReranker
 
@@ -146,16 +147,23 @@ def encode_run(
     cache_dir: str | Path | None = None,
 ) -> tuple[dict[str, list[RunRow]], EncodedCandidates]:
     """The run's rows by query, and its top ``depth`` candidates encoded for ``reranker``."""
+    read = read_candidates(collection, topics, run, depth)
+    return read.ranked, encode_read(reranker, read, cache_dir)
+
+
+def encode_read(
+    reranker: LoadedReranker, read: RunCandidates, cache_dir: str | Path | None = None
+) -> EncodedCandidates:
+    """The candidates of a run already read (:func:`read_candidates`), encoded for
+    ``reranker``: each query once, each document through the tensor cache."""
     from clir_toolkit.rerank.data.documents import DocumentEncoder, cache_dir_for
 
-    read = read_candidates(collection, topics, run, depth)
     encoder = DocumentEncoder(
         read.collection.corpus,
         reranker.doc_vocab,
         reranker.max_doc_len,
         cache_dir_for(read.collection.root, cache_dir),
     )
-    encoded = encode_candidates(
+    return encode_candidates(
         read.query_texts, read.candidates, reranker.query_vocab, reranker.max_query_len, encoder
     )
-    return read.ranked, encoded
