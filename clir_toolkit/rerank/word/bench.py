@@ -71,10 +71,11 @@ class BenchSettings:
             "query_len": self.query_len,
             "doc_len": self.doc_len,
             "dim": self.dim,
-            "batch_size": 1 if self.batch_size is None else self.batch_size,
             "train_batch_size": self.train_batch_size,
             "min_iterations": self.min_iterations,
         }
+        if self.batch_size is not None:  # None: the device's default
+            counts["batch_size"] = self.batch_size
         for name, value in counts.items():
             if value < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
