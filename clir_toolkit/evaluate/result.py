@@ -212,13 +212,18 @@ def evaluate_runs(
     if not qids:
         raise ClirError(f"{qrels_path}: the qrels judge no query (is it the right file?)")
 
-    # Every run is read (and its queries checked against the qrels) before any is evaluated.
-    runs = {
-        name: _read_judged_run(path, qrels_path, qids)
+    # Every run is read (and its queries checked against the qrels) before any is evaluated,
+    # so that a wrong file stops the command before minutes of work; then each is read again
+    # and evaluated alone. One run in memory at a time: 22 runs of 3.8 million rows held
+    # together (ddtp/RESULTS.md) took 22 GB and the process was killed.
+    unjudged = {
+        name: _read_judged_run(path, qrels_path, qids)[1]
         for name, path in zip(run_names, paths, strict=True)
     }
     evaluated = {
-        name: _per_query_values(parsed, names, qrels, run, qids) for name, (run, _) in runs.items()
+        name: _per_query_values(parsed, names, qrels, _read_judged_run(path, qrels_path, qids)[0],
+                                qids)  # fmt: skip
+        for name, path in zip(run_names, paths, strict=True)
     }
     per_query = {name: values for name, (values, _) in evaluated.items()}
     answered = {name: queries for name, (_, queries) in evaluated.items()}
@@ -253,5 +258,5 @@ def evaluate_runs(
         p_values=p_values,
         alpha=alpha,
         answered=answered,
-        unjudged={name: unjudged for name, (_, unjudged) in runs.items()},
+        unjudged=unjudged,
     )
