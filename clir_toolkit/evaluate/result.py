@@ -212,19 +212,15 @@ def evaluate_runs(
     if not qids:
         raise ClirError(f"{qrels_path}: the qrels judge no query (is it the right file?)")
 
-    # Every run is read (and its queries checked against the qrels) before any is evaluated,
-    # so that a wrong file stops the command before minutes of work; then each is read again
-    # and evaluated alone. One run in memory at a time: 22 runs of 3.8 million rows held
-    # together (ddtp/RESULTS.md) took 22 GB and the process was killed.
-    unjudged = {
-        name: _read_judged_run(path, qrels_path, qids)[1]
-        for name, path in zip(run_names, paths, strict=True)
-    }
-    evaluated = {
-        name: _per_query_values(parsed, names, qrels, _read_judged_run(path, qrels_path, qids)[0],
-                                qids)  # fmt: skip
-        for name, path in zip(run_names, paths, strict=True)
-    }
+    # One run in memory at a time: each is read, checked against the qrels and evaluated
+    # before the next is read. Holding them all (ddtp's 22 runs of 3.8 million rows) took
+    # 22 GB, and the kernel killed the process.
+    unjudged: dict[str, set[str]] = {}
+    evaluated = {}
+    for name, path in zip(run_names, paths, strict=True):
+        docs, unjudged[name] = _read_judged_run(path, qrels_path, qids)
+        evaluated[name] = _per_query_values(parsed, names, qrels, docs, qids)
+        del docs
     per_query = {name: values for name, (values, _) in evaluated.items()}
     answered = {name: queries for name, (_, queries) in evaluated.items()}
     means = {
