@@ -11,10 +11,11 @@ by their key so that any recipe asking for the same scores finds them, and reuse
 fresh (``clir run --force`` scores again, once per run).
 
 The key holds everything the scores depend on: the model file, the topics the model reads,
-the first-stage run, the collection's documents (each by its sha256), the depth and the kind
-of device (a GPU sums in another order than the CPU: K-NRM's scores differ by up to 9e-7).
-The code is that of the scorers (:data:`SCORE_CODE`). A file holds one line per pair,
-``qid<TAB>docid<TAB>score``, the score written exactly (``repr`` of the float).
+the first-stage run (each by its sha256), the collection's documents (its fingerprint, as
+a model's key has it), the depth and the kind of device (a GPU sums in another order than
+the CPU: K-NRM's scores differ by up to 9e-7). The code is that of the scorers
+(:data:`SCORE_CODE`). A file holds one line per pair, ``qid<TAB>docid<TAB>score``, the
+score written exactly (``repr`` of the float).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import FormatError
 from clir_toolkit.freshness import digest, mark_fresh
 from clir_toolkit.registry import homes
 
@@ -81,15 +81,12 @@ def write_scores(path: Path, scores: Scores) -> None:
 
 
 def read_scores(path: Path) -> Scores:
-    """The pairs and scores of a file of :func:`write_scores`."""
+    """The pairs and scores of a file of :func:`write_scores`.
+
+    (Only a fresh file is read, whose sha256 is the one written: no line can be malformed.)"""
     scores: Scores = {}
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.rstrip("\n").split("\t")
-            try:
-                qid, docid, score = fields
-                scores[qid, docid] = float(score)
-            except ValueError:
-                raise FormatError(path, number, "expected qid<TAB>docid<TAB>score",
-                                  "delete the file: clir run scores again") from None
+        for line in handle:
+            qid, docid, score = line.rstrip("\n").split("\t")
+            scores[qid, docid] = float(score)
     return scores

@@ -266,9 +266,9 @@ def rerank_one(
         ranked[split] = read.ranked
         neural[split] = kept_scores(
             context, collection, split,
-            {"model": trained.path, "topics": topics, "run": first_runs[split],
-             "documents": read.collection.corpus},
-            {"depth": spec.depth, "device": device.type},
+            {"model": trained.path, "topics": topics, "run": first_runs[split]},
+            {"documents": read.collection.fingerprint(), "depth": spec.depth,
+             "device": device.type},
             functools.partial(_word_level_scores, reranker, read, device),
         )  # fmt: skip
     return _reranked_outcome(
@@ -293,9 +293,8 @@ def _tuned_scores(
         read = read_candidates(collection, topics, first_runs[split], depth)
         neural[split] = kept_scores(
             context, collection, split,
-            {"model": model, "topics": topics, "run": first_runs[split],
-             "documents": read.collection.corpus},
-            {"depth": depth, "device": "cpu"},
+            {"model": model, "topics": topics, "run": first_runs[split]},
+            {"documents": read.collection.fingerprint(), "depth": depth, "device": "cpu"},
             functools.partial(_tuned_encoder_scores, model, data, read, context.quiet),
         )  # fmt: skip
         ranked[split] = read.ranked
