@@ -205,13 +205,15 @@ def test_a_change_to_the_code_changes_the_run_stamp(tmp_path: Path) -> None:
     assert len(source_fingerprint()) == 64  # the installed toolkit's own code
 
 
-@pytest.mark.parametrize("directory", ["baselines", "ddtp", "rerank", "thesis"])
+@pytest.mark.parametrize("directory", ["baselines", "ddtp", "pipeline", "rerank", "thesis"])
 def test_every_recipe_the_repository_ships_reads(directory: str) -> None:
-    """Each shipped recipe reads without error, and a model_from names a recipe beside it:
-    a recipe added with a misspelt key fails here, not an hour into `clir run`."""
+    """Each shipped recipe reads without error, and a model_from (of a rerank or a search
+    recipe) names a rerank recipe beside it: a recipe added with a misspelt key fails here,
+    not an hour into `clir run`."""
     root = Path(__file__).resolve().parent.parent / directory
     recipes = {path.stem: load_recipe(path) for path in sorted(root.glob("*.toml"))}
     assert recipes
+    rerankers = {r.name for r in recipes.values() if r.kind == "rerank"}
     for name, recipe in recipes.items():
-        source = recipe.rerank.get("model_from")
-        assert source is None or source in {r.name for r in recipes.values()}, name
+        for source in (recipe.rerank.get("model_from"), recipe.search.get("model_from")):
+            assert source is None or source in rerankers, name

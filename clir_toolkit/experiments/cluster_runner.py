@@ -6,8 +6,9 @@ same; only what several jobs share is made first, once, in the driver, so that n
 workers build it at the same time:
 
 1. every collection and index the jobs read (:func:`~.context.ensure_index`), the
-   ``"auto"`` resources of their search options (parallel text, embeddings), and the
-   first-stage runs of the rerank recipes (:func:`~.search_runner.ensure_first_stage`);
+   ``"auto"`` resources of their search options (parallel text, embeddings), the fine-tuned
+   models that search recipes search through (:func:`~.search_runner.fine_tuned_model`),
+   and the first-stage runs of the rerank recipes (:func:`~.search_runner.ensure_first_stage`);
 2. then, in waves: the search recipes; the rerank recipes that train their own model; the
    rerank recipes that reuse another's (``model_from``), once those models exist.
 
@@ -29,7 +30,12 @@ from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_a
 from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.rerank_table import rerank_spec, sweep_recipes
-from clir_toolkit.experiments.search_runner import ALL_SPLITS, SPLITS, ensure_first_stage
+from clir_toolkit.experiments.search_runner import (
+    ALL_SPLITS,
+    SPLITS,
+    ensure_first_stage,
+    fine_tuned_model,
+)
 from clir_toolkit.experiments.tables import recipe_runner
 
 Job = tuple[Recipe, str]
@@ -48,6 +54,7 @@ def prepare(jobs: Sequence[Job], context: RunContext) -> None:
         ensure_index(context, recipe.collection, language, recipe.variant)
         if recipe.kind == "search":
             resolve_auto_resources(recipe.search, language, context)
+            fine_tuned_model(recipe, language, context)
             continue
         for point, _ in sweep_recipes(recipe):
             spec = rerank_spec(point)

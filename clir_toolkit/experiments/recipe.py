@@ -31,6 +31,12 @@ holds none of that encoder (``clir index --dense ENCODER``)::
     hybrid_weight = 0.5                     # the dense run's weight in the fusion
     encoder = "use-m3"                      # (the default) e5-small, or hf:DIR
     translate = "dict"                      # the BM25 side of hybrid, as above
+    model_from = "tuned-use-m3"             # optional: through this rerank recipe's model
+
+``model_from`` names a rerank recipe of the directory that fine-tunes the encoder
+(``[rerank] pretrained = "use-m3"``): the dense side then goes through the fine-tuned
+encoder's towers (``clir search --model``); ``clir run`` trains that model first when it is
+missing, and the runs are made again when it is trained anew.
 
 A family's collections, languages and variants are its own
 (:class:`~clir_toolkit.collection.builder.CollectionFamily`, built-in or plug-in):
@@ -185,8 +191,9 @@ def _check_tune(path: Path, table: Any) -> dict[str, list[Any]]:
 
 def _check_first_stage(path: Path, search: dict[str, Any], tune: dict[str, list[Any]]) -> None:
     """Refuse a recipe whose runs (any point of its grid) would be dense and hybrid at once,
-    as ``clir search --dense --hybrid`` is refused, or that names an ``hf:DIR`` encoder
-    whose directory is not there (before any work)."""
+    as ``clir search --dense --hybrid`` is refused, that names an ``hf:DIR`` encoder whose
+    directory is not there, or a fine-tuned model (``model_from``) for BM25 runs alone or in
+    its ``[tune]`` grid (before any work)."""
 
     def values(key: str) -> list[Any]:
         return tune.get(key, [search.get(key, SEARCH_PARAMS[key].default)])
@@ -200,6 +207,17 @@ def _check_first_stage(path: Path, search: dict[str, Any], tune: dict[str, list[
                 f"[search] encoder = {show(encoder)}: no such directory {directory}",
                 "name a local transformers model's directory, or use-m3",
             )
+    if "model_from" in tune:
+        raise FormatError(
+            path, None, "[tune] model_from: the fine-tuned model is not tuned",
+            "name one rerank recipe in [search] model_from",
+        )  # fmt: skip
+    if "model_from" in search and True not in values("dense") + values("hybrid"):
+        raise FormatError(
+            path, None, "[search] model_from needs a dense or hybrid run: the fine-tuned "
+            "encoder's towers encode the queries and documents of dense retrieval",
+            "add dense = true or hybrid = true to [search]",
+        )  # fmt: skip
     if True in values("dense") and True in values("hybrid"):
         raise FormatError(
             path,
@@ -236,9 +254,10 @@ def check_distinct_names(recipes: Sequence[Recipe]) -> None:
             seen[key] = recipe.path
 
 
-def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
+def find_recipe(referrer: Recipe, name: str, kind: str, key: str, table: str = "rerank") -> Recipe:
     """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first),
-    of the given kind and of the referrer's collection family."""
+    of the given kind and of the referrer's collection family; ``[table] key`` is what
+    named it (for the error messages)."""
     directory = referrer.path.parent
     candidates = [directory / f"{name}.toml"] + sorted(directory.glob("*.toml"))
     for path in candidates:
@@ -249,13 +268,13 @@ def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
             continue
         if recipe.kind != kind:
             raise FormatError(
-                referrer.path, None, f'[rerank] {key} names {path}, which is not kind = "{kind}"'
+                referrer.path, None, f'[{table}] {key} names {path}, which is not kind = "{kind}"'
             )
         if recipe.collection != referrer.collection:
             raise FormatError(
                 referrer.path,
                 None,
-                f"[rerank] {key} names {path}, which runs on collection = "
+                f"[{table}] {key} names {path}, which runs on collection = "
                 f"{show(recipe.collection)}, not collection = {show(referrer.collection)}",
                 "name a recipe of the same collection family",
             )
@@ -263,6 +282,6 @@ def find_recipe(referrer: Recipe, name: str, kind: str, key: str) -> Recipe:
     raise FormatError(
         referrer.path,
         None,
-        f'[rerank] {key} = "{name}": no recipe of that name in {directory}',
+        f'[{table}] {key} = "{name}": no recipe of that name in {directory}',
         f'add {directory / (name + ".toml")} (kind = "{kind}")',
     )

@@ -7,7 +7,8 @@ run is reused when it is fresh (:meth:`~clir_toolkit.experiments.context.RunCont
 its sidecar records the recipe file, the split's topics and the indexed collection it was
 made from, its code (:func:`run_code`) and, for a dense or hybrid run, the version of its
 encoder (whose document vectors are added to the index when it holds none:
-:func:`~clir_toolkit.experiments.context.ensure_vectors`). A rerank recipe's first stage
+:func:`~clir_toolkit.experiments.context.ensure_vectors`) and the fine-tuned model it
+searches through (``[search] model_from``: :func:`fine_tuned_model`). A rerank recipe's first stage
 (:func:`ensure_first_stage`) goes through the same rule with the same key, for the train
 split as well; the train run of a first stage with a ``[tune]`` table is searched with the
 values chosen on dev, and its key records them.
@@ -23,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clir_toolkit.errors import ClirError
+from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import (
     RunContext,
     ensure_index,
@@ -34,6 +35,7 @@ from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.tables import SEARCH_PARAMS
 from clir_toolkit.files import scratch
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+from clir_toolkit.params import show
 from clir_toolkit.translate.pipeline import TRANSLATION_CODE
 
 if TYPE_CHECKING:
@@ -77,13 +79,16 @@ def search_run(
     output: Path,
     language: str,
     components: dict[tuple[Any, ...], Any] | None = None,
+    model: Path | None = None,
 ) -> None:
     """One first-stage run with the recipe's options (``clir search`` as a library call):
     BM25 of the translated queries, the dense run of the topics' own text (``dense``), or
     the two fused (``hybrid``). A dense or hybrid run needs the index's vectors by the
-    options' encoder (:func:`first_stage_index`). ``components`` keeps a hybrid run's two
-    searched runs for the next call that differs in its weight or ``hits`` alone (the
-    points of a ``[tune]`` grid of weights, then the final dev run), which then only fuses."""
+    options' encoder (:func:`first_stage_index`); ``model``, a fine-tuned encoder, encodes
+    its queries and documents through its towers (``clir search --model``). ``components``
+    keeps a hybrid run's two searched runs for the next call that differs in its weight or
+    ``hits`` alone (the points of a ``[tune]`` grid of weights, then the final dev run),
+    which then only fuses."""
     from clir_toolkit.expand.feedback import feedback_from
     from clir_toolkit.formats import read_topics
     from clir_toolkit.search import search_to_run
@@ -95,7 +100,7 @@ def search_run(
     if values["dense"]:
         # The encoder maps the topic's own text near its documents: nothing to translate.
         _dense_search().dense_search_to_run(
-            index, topics, output, encoder=values["encoder"], **common
+            index, topics, output, encoder=values["encoder"], model=model, **common
         )
         return
     translation = translation_options(values)
@@ -120,12 +125,12 @@ def search_run(
             if key not in components:
                 components[key] = dense.hybrid_components(
                     index, queries, topics, depth=depth, tag=recipe.name,
-                    encoder=values["encoder"], progress=False, **bm25,
+                    encoder=values["encoder"], model=model, progress=False, **bm25,
                 )  # fmt: skip
             searched = components[key]
         dense.hybrid_search_to_run(
             index, queries, topics, output, hybrid_weight=values["hybrid_weight"],
-            encoder=values["encoder"], components=searched, **common, **bm25,
+            encoder=values["encoder"], model=model, components=searched, **common, **bm25,
         )  # fmt: skip
     else:
         search_to_run(index, queries, output, **common, **bm25)
@@ -134,6 +139,37 @@ def search_run(
 def _dense_search() -> Any:
     """The module of the dense and hybrid searches, :data:`DENSE_CODE`."""
     return importlib.import_module(DENSE_CODE)
+
+
+def fine_tuned_model(recipe: Recipe, language: str, context: RunContext) -> Path | None:
+    """The model file of the rerank recipe that ``[search] model_from`` names, for
+    ``language`` (trained there first when it is missing or stale: the rule of
+    :func:`~clir_toolkit.experiments.rerank_training.train_model`); None without one.
+
+    It must fine-tune a pretrained encoder (``[rerank] pretrained``), the recipe's
+    ``encoder``, whose document vectors its towers read. The modules are reached by name, as
+    :data:`DENSE_CODE` is: a run through the model depends on the model file, whose content
+    is in the run's key (:func:`run_key`), not on the training code, and a BM25 run depends
+    on neither.
+    """
+    name = recipe.search.get("model_from")
+    if name is None:
+        return None
+    recipes = importlib.import_module("clir_toolkit.experiments.recipe")
+    training = importlib.import_module("clir_toolkit.experiments.rerank_training")
+    trainer = recipes.find_recipe(recipe, name, "rerank", "model_from", table="search")
+    encoder = search_options(recipe.search)["encoder"]
+    pretrained = training.rerank_spec(trainer).pretrained
+    if pretrained != encoder or trainer.rerank.get("sweep"):
+        raise FormatError(
+            recipe.path, None,
+            f"[search] model_from = {show(name)} names {trainer.path}, which "
+            + ("sweeps several models" if trainer.rerank.get("sweep")
+               else f"does not fine-tune the encoder {show(encoder)} of this recipe"),
+            f'name a rerank recipe with [rerank] pretrained = "{encoder}" and no sweep',
+        )  # fmt: skip
+    path: Path = training.train_model(trainer, language, context).path
+    return path
 
 
 def run_code(recipe: Recipe) -> tuple[str, ...]:
@@ -177,10 +213,11 @@ def grid(tune: dict[str, list[Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
+def run_key(recipe: Recipe, topics: Path, index: Path, model: Path | None = None) -> str:
     """What a first-stage run is made from: the recipe file, the split's topics, the indexed
     collection and, for a dense or hybrid run, the version of each encoder whose vectors it
-    searches (its code, :func:`run_code`, is checked beside the key)."""
+    searches and the fine-tuned ``model`` it searches through (its code, :func:`run_code`,
+    is checked beside the key)."""
     from clir_toolkit.encoders import encoder_fingerprint
     from clir_toolkit.files import sha256_file
     from clir_toolkit.index import read_index_info
@@ -193,6 +230,8 @@ def run_key(recipe: Recipe, topics: Path, index: Path) -> str:
     encoders = dense_encoders(recipe)
     if encoders:  # (a BM25 run's key is what it was before dense runs)
         inputs["encoders"] = {name: encoder_fingerprint(name) for name in encoders}
+    if model is not None:
+        inputs["model_sha256"] = sha256_file(model)
     return digest(inputs)
 
 
@@ -203,11 +242,12 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
 
     started = time.perf_counter()
     workspace = context.workspace
+    model = fine_tuned_model(recipe, language, context)
     index = ensure_index(context, recipe.collection, language, recipe.variant)
     collection = open_collection(workspace.collection(recipe.collection, language, recipe.variant))
     topics = {split: collection.split_file(topics_kind(recipe.topics), split) for split in SPLITS}
     runs = {split: workspace.run(recipe, language, split) for split in SPLITS}
-    keys = {split: run_key(recipe, topics[split], index) for split in SPLITS}
+    keys = {split: run_key(recipe, topics[split], index, model) for split in SPLITS}
     code = run_code(recipe)
     if all(context.reusable(runs[split], keys[split], code) for split in SPLITS):
         context.log(f"  reusing the runs of {recipe.name} on {language} (unchanged)")
@@ -228,7 +268,9 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
                 # nDCG@10 needs the top 10 only: tuning runs retrieve 20, the final runs all.
                 options = {**search, **combination, "hits": TUNE_HITS}
                 searched = first_stage_index(context, recipe, language, options)
-                search_run(recipe, options, searched, topics["dev"], trial, language, components)
+                search_run(
+                    recipe, options, searched, topics["dev"], trial, language, components, model
+                )
                 result = evaluate_runs(
                     collection.split_file("qrels", "dev"), [trial], measures=TUNE_MEASURE
                 )
@@ -244,7 +286,7 @@ def run_search_recipe(recipe: Recipe, language: str, context: RunContext) -> Rec
         # Each run replaces the earlier one atomically, complete; its sidecar follows (a run
         # whose sidecar is still the earlier one's is not fresh: its checksum differs).
         search_run(recipe, {**search, **chosen}, searched, topics[split], runs[split], language,
-                   components)  # fmt: skip
+                   components, model)  # fmt: skip
         mark_fresh(runs[split], keys[split], {"chosen": chosen}, code)
     return RecipeOutcome(recipe, language, runs, chosen, time.perf_counter() - started)
 
@@ -270,6 +312,7 @@ def ensure_first_stage(
     workspace = context.workspace
     index = ensure_index(context, search.collection, language, search.variant)
     collection = open_collection(workspace.collection(search.collection, language, search.variant))
+    model = fine_tuned_model(search, language, context)
     runs = {}
     for split in splits:
         topics = collection.split_file(topics_kind(search.topics), split)
@@ -279,13 +322,13 @@ def ensure_first_stage(
         runs[split] = output
         if search.tune and split in SPLITS:
             continue  # written by run_search_recipe with the values chosen on dev
-        key = run_key(search, topics, index)
+        key = run_key(search, topics, index, model)
         if chosen:
             key = digest({"run": key, "chosen": chosen})
         if not context.reusable(output, key, run_code(search)):
             context.log(f"first stage {search.name} on {language}, {split} split → {output}")
             options = {**resolve_auto_resources(search.search, language, context), **chosen}
             searched = first_stage_index(context, search, language, options)
-            search_run(search, options, searched, topics, output, language)
+            search_run(search, options, searched, topics, output, language, model=model)
             mark_fresh(output, key, {"chosen": chosen}, run_code(search))
     return runs

@@ -64,7 +64,9 @@ def _search_params() -> dict[str, Param]:
     measured so; each recipe says otherwise where it needs to); ``encoder`` defaults to
     :data:`~clir_toolkit.vectors.DEFAULT_DENSE_ENCODER` (the recipe, not the index, says
     which vectors its runs come from: ``clir run`` adds them to the index when missing) and
-    must name an encoder; no ``threads``."""
+    must name an encoder; no ``threads``; ``model_from`` names the rerank recipe whose
+    fine-tuned encoder a dense or hybrid run searches through, where ``clir search`` takes
+    the model file (``--model``)."""
     translation = dict(TRANSLATION_PARAMS)
     keep_source = translation.pop("keep_source")
     search = {key: BM25_PARAMS[key] for key in ("structure", "k1", "b", "hits")}
@@ -86,8 +88,15 @@ def _search_params() -> dict[str, Param]:
             doc="the sentence encoder of dense and hybrid: its vectors are added to the index "
             "when missing",
         ),
+        "model_from": Param(
+            "model_from", str, optional=True, form=SAFE_NAME,
+            doc="the dense and hybrid runs through the towers of a fine-tuned encoder (clir "
+            "search --model): the rerank recipe of the directory that trains it "
+            "(pretrained = ...), trained first when missing",
+        ),
     }  # fmt: skip
     params = {**translation, "keep_source": keep_source, **search, **FEEDBACK_PARAMS, **dense}
+    params["model_from"] = recipe["model_from"]
     return {key: recipe.get(key, param) for key, param in params.items()}
 
 
