@@ -270,11 +270,12 @@ class Analyzer:
         if self.spec.pretokenized:
             tokens = python_tokens(self.spec, text)  # composes the text itself
         else:
-            if self._java is None:
-                self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
-                self._java = lucene_analyzer(self.spec)
-            analysed = self._utils.analyze(self._java, composed(text))
-            tokens = [str(t) for t in analysed.toArray()]
+            with jvm.OBJECT_CALLS:  # each thread's token list is its own object
+                if self._java is None:
+                    self._utils = jvm.java_class("io.anserini.analysis.AnalyzerUtils")
+                    self._java = lucene_analyzer(self.spec)
+                analysed = self._utils.analyze(self._java, composed(text))
+                tokens = [str(t) for t in analysed.toArray()]
         if len(self._cache) < self.CACHE_SIZE:
             self._cache[text] = tokens
         return list(tokens)

@@ -398,6 +398,24 @@ def hit_reader_class() -> Any | None:
     return java_class(CLASS_NAME) if _hit_reader_on_class_path else None
 
 
+OBJECT_CALLS = threading.RLock()
+"""Held around every call from Python into a Java object that other threads may hold
+objects of the same class as (a query builder, a token list, a search's hits), so that
+threads that search at once (:class:`clir_toolkit.search.searcher.Searcher`) never call
+each other's objects.
+
+pyjnius keeps one method object per Java class and binds it to an instance by storing the
+instance in it when the method is looked up (``JavaMethod.__get__`` and
+``JavaMultipleMethod.__get__`` set ``self.j_self``: pyjnius issues #287 and #563). Two
+threads calling one method on two objects of a class can therefore both reach one of the
+objects. Without this lock, with Python switching threads every microsecond, 6 of 10 runs
+of 444 dictionary-translated topics on 8 threads differed from one thread's (a token list
+or a builder of another thread's query), and under load a hybrid search failed with
+``ConcurrentModificationException``, what a builder given a clause while it builds throws. Calls on
+an object that every thread shares (the one ``IndexSearcher``, the ``HitReader``) bind the
+same instance and need no lock: the searches themselves still run in parallel."""
+
+
 @cache
 def java_class(name: str) -> Any:
     """The Java class ``name`` (e.g. ``"org.apache.lucene.index.Term"``); starts Java if needed."""

@@ -149,7 +149,10 @@ class Searcher:
 
     ``threads`` above 1: :meth:`batch_search` searches that many queries at once, each in a
     thread of its own (Lucene's searcher and queries are thread-safe, and pyjnius lets go of
-    Python's lock while Java runs); the results come out in the queries' order. None: one
+    Python's lock while Java runs); the results come out in the queries' order. A thread
+    builds its query and reads its hits under :data:`clir_toolkit.jvm.OBJECT_CALLS` (pyjnius
+    could otherwise send a call to another thread's builder or hit list); the searches
+    themselves, on the one shared ``IndexSearcher``, run at once. None: one
     thread per core this process may use. ``info``: the index's sidecar when the caller has
     read it already (``clir search`` reads it for the index's language), so that one search
     reads it once; None: read here.
@@ -288,20 +291,22 @@ class Searcher:
 
         def build() -> Any:
             top = max(weights.values())
-            builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
-            for token, weight in weights.items():
-                # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
-                builder.addTerm(c.Term(CONTENTS_FIELD, token), synonym_boost(weight / top))
-            synonym = builder.build()
+            with jvm.OBJECT_CALLS:  # each thread's builder is its own object
+                builder = c.SynonymQueryBuilder(CONTENTS_FIELD)
+                for token, weight in weights.items():
+                    # SynonymQuery accepts boosts in (0, 1]: scale by the largest weight.
+                    builder.addTerm(c.Term(CONTENTS_FIELD, token), synonym_boost(weight / top))
+                synonym = builder.build()
             return synonym if top == 1.0 else c.BoostQuery(synonym, float(top))
 
         return self._cached(("pseudo-term", *weights.items()), build)
 
     def _boolean(self, clauses: Sequence[Any], occur: Any) -> Any:
-        builder = self._classes.BooleanQueryBuilder()
-        for clause in clauses:
-            builder.add(clause, occur)
-        return builder.build()
+        with jvm.OBJECT_CALLS:  # each thread's builder is its own object
+            builder = self._classes.BooleanQueryBuilder()
+            for clause in clauses:
+                builder.add(clause, occur)
+            return builder.build()
 
     # --- searching ----------------------------------------------------------------------
     def search(
@@ -326,7 +331,8 @@ class Searcher:
     def collection_statistics(self) -> tuple[int, float]:
         """(documents with text, their mean length in tokens): BM25's N and avgdl."""
         stats = self._searcher.collectionStatistics(CONTENTS_FIELD)
-        return int(stats.docCount()), stats.sumTotalTermFreq() / stats.docCount()
+        with jvm.OBJECT_CALLS:
+            return int(stats.docCount()), stats.sumTotalTermFreq() / stats.docCount()
 
     # --- what feedback needs: document vectors, statistics, weighted bags ---------------
     def document_vector(self, docid: str) -> dict[str, int]:
@@ -335,7 +341,9 @@ class Searcher:
         vector = utils.getDocumentVector(self._reader, docid)
         if vector is None:
             return {}
-        return parse_java_map(vector.toString())
+        with jvm.OBJECT_CALLS:  # each thread's map is its own object
+            text = vector.toString()
+        return parse_java_map(text)
 
     def document_frequency(self, term: str) -> int:
         """In how many documents ``term`` (an index term) occurs; cached."""
@@ -376,7 +384,9 @@ class Searcher:
             found = self._hit_reader.read(top)
         else:
             found = self._classes.ScoredDocs.fromTopDocs(top, self._searcher)
-        return [Hit(docid, score) for docid, score in zip(found.docids, found.scores, strict=True)]
+        with jvm.OBJECT_CALLS:  # each thread's hits are its own object
+            docids, scores = found.docids, found.scores
+        return [Hit(docid, score) for docid, score in zip(docids, scores, strict=True)]
 
     def batch_search(
         self,
