@@ -113,6 +113,10 @@ def signals_as_exceptions() -> Iterator[None]:
     raises in the command's own code a moment later — unless the command has been
     interrupted or has ended meanwhile: a copy sent then would reach Python's exit, where
     the default action kills the process (exit -2 after "clir: interrupted", seen once in CI).
+    The check and the copy are one step under a lock that the command's end also takes: a
+    thread paused between them by a busy machine (seen under load: the copy then came after
+    Python had put back SIGINT's default action) cannot send it after the end, and a copy
+    sent before the end raises in this block's own code, where ``main`` reports it.
     """
 
     received: list[int] = []
@@ -123,11 +127,17 @@ def signals_as_exceptions() -> Iterator[None]:
         raise Interrupted(signum)
 
     stopped = threading.Event()  # the command has been interrupted, or has ended
+    ending = threading.Lock()  # held to check `stopped` and send a copy, or to set it
 
     def send_signal_later(signum: int) -> None:
         time.sleep(0.05)
-        if not stopped.is_set():  # else a stale copy: it would kill Python's exit (-2)
-            os.kill(os.getpid(), signum)
+        with ending:
+            if not stopped.is_set():  # else a stale copy: it would kill Python's exit (-2)
+                os.kill(os.getpid(), signum)
+
+    def stop() -> None:
+        with ending:
+            stopped.set()
 
     def redeliver(unraisable: sys.UnraisableHookArgs) -> None:
         exc = unraisable.exc_value
@@ -144,14 +154,14 @@ def signals_as_exceptions() -> Iterator[None]:
     try:
         yield
     except KeyboardInterrupt as exc:
-        stopped.set()
+        stop()
         if received and not isinstance(exc, Interrupted):
             # Raised from a handler inside Ray's ray.get, the exception comes out as a bare
             # KeyboardInterrupt: the signal's number is the one last received.
             raise Interrupted(received[-1]) from None
         raise
     finally:
-        stopped.set()
+        stop()
         sys.unraisablehook = previous_hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
