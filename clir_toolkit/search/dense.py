@@ -27,9 +27,7 @@ with a candidate list of ``--ef-search`` (at least ``--hits``) and returns the b
 which are the exact search's for most queries but not all (docs/dense.md reports how many).
 
 Each query is searched on its own, so a subset of the queries gets the same rows as it
-does among all of them; ties are broken by docid as trec_eval reads a run. The queries are
-encoded on :data:`QUERY_THREADS` thread, so that a run depends on the index's vectors and the
-topics, never on the number of threads of the process (see :data:`QUERY_THREADS`).
+does among all of them; ties are broken by docid as trec_eval reads a run.
 """
 
 from __future__ import annotations
@@ -62,15 +60,10 @@ if TYPE_CHECKING:
     from clir_toolkit.expand.feedback import Feedback
 
 QUERY_THREADS = 1
-"""CPU threads that encode the queries of a dense search, whatever the process has.
-
-An encoder's matrix products run in BLAS, and some BLAS kernels compute an element
-differently with the number of threads that share the product: OpenBLAS' Haswell kernel on
-an AVX-512 AMD EPYC changes the last bit of a use-m3 vector between one and two threads
-(a tile at the edge of a thread's share goes through another micro-kernel). One thread
-keeps a dense run the same with any ``OMP_NUM_THREADS`` and on ``--ray`` workers, at little
-cost: 1,000 queries of 14 words took 0.78 s with use-m3 on one thread against 0.52 s on two
-(2-core AMD EPYC, 2026-11-28)."""
+"""Threads that encode a dense search's queries, whatever the process has: some BLAS kernels
+change a vector's last bit with the thread count (OpenBLAS' Haswell kernel on an AMD EPYC),
+and one keeps a run the same on any count and on ``--ray``. 1,000 queries of 14 words took
+0.78 s on one thread against 0.52 s on two (use-m3, 2-core AMD EPYC, 2026-11-28)."""
 
 DEFAULT_HYBRID_WEIGHT = 0.5
 """The dense run's weight in ``--hybrid``: the best of 0.1–0.9 (step 0.1) on the French
