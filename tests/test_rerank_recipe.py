@@ -542,3 +542,72 @@ def test_recipes_on_a_two_worker_ray_cluster_make_the_same_runs_and_results(
         )
     assert made["ray"][0] == made["one"][0] and made["one"][0]
     assert made["ray"][1] == made["one"][1]
+
+
+TRANSFERRED = """
+name = "knrm-from-ddtp"
+group = "knrm"
+kind = "rerank"
+languages = ["fr"]
+topics = "human"
+[rerank]
+first_stage = "bm25-human"
+model_from = "knrm-mono"
+train_collection = "ddtp"
+train_variant = "hard"
+depth = 12
+"""
+
+
+def test_a_model_trained_on_another_collection_reranks_this_one(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    """``train_collection``/``train_variant``: the model of ``model_from`` is trained on
+    another family's collection (its first stage searched there), then reranks this one.
+    Here the other collection is a copy of this one, so the seeded model is the in-domain
+    model and the runs are the same; what differs is where the model and its runs live."""
+    import shutil
+
+    shutil.copytree(
+        workspace.collection("manpages", "fr", "standard"),
+        workspace.collection("ddtp", "fr", "hard"),
+    )
+    recipes = tmp_path / "transfer"
+    recipes.mkdir()
+    paths = [
+        write(recipes / "bm25-human.toml", FIRST_STAGE),
+        write(recipes / "knrm-mono.toml", KNRM),
+        write(recipes / "knrm-from-ddtp.toml", TRANSFERRED),
+    ]
+    results = run_recipes(paths, workspace, quiet=True)
+
+    assert (workspace.models / "ddtp-en-fr-hard" / "knrm-mono.pt").is_file()
+    assert (workspace.runs / "ddtp-en-fr-hard" / "train" / "bm25-human.trec").is_file()
+    here = workspace.runs / "manpages-en-fr" / "test"
+    assert (here / "knrm-from-ddtp.trec").read_text().replace("knrm-from-ddtp", "x") == (
+        (here / "knrm-mono.trec").read_text().replace("knrm-mono", "x")
+    )
+    assert "human fr queries of ddtp-en-fr-hard" in results.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ('train_language = "xx"', 'train_language = "xx": collection = "manpages" has no'),
+        ('train_collection = "ddtp"\ntrain_variant = "soft"', "variant"),
+        ('train_collection = "nowhere"', "train_collection"),
+    ],
+)
+def test_a_training_collection_that_does_not_exist_is_one_line(
+    workspace: Workspace, tmp_path: Path, keys: str, message: str
+) -> None:
+    recipes = tmp_path / "transfer"
+    recipes.mkdir()
+    paths = [
+        write(recipes / "bm25-human.toml", FIRST_STAGE),
+        write(recipes / "knrm-mono.toml", KNRM),
+        write(recipes / "t.toml", TRANSFERRED.replace(
+            'train_collection = "ddtp"\ntrain_variant = "hard"', keys)),
+    ]  # fmt: skip
+    with pytest.raises(FormatError, match=re.escape(message)):
+        run_recipes(paths, workspace, quiet=True)

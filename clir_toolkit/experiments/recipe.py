@@ -162,7 +162,7 @@ def _name_from_file(path: Path) -> str:
         ) from None
 
 
-def _check_languages(path: Path, family: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+def _check_languages(path: Path, family: str, languages: Sequence[str]) -> tuple[str, ...]:
     """``languages`` if the family has a collection for each, else one line listing those."""
     param = dataclasses.replace(
         RECIPE_PARAMS["languages"],
@@ -254,10 +254,23 @@ def check_distinct_names(recipes: Sequence[Recipe]) -> None:
             seen[key] = recipe.path
 
 
+def retarget(recipe: Recipe, family: str, variant: str) -> Recipe:
+    """``recipe`` run on the collections of another family or variant: what a model trained
+    elsewhere (``[rerank] train_collection``, ``train_variant``) is trained by. The recipes
+    it names (its first stages) are found in its directory and moved with it; its runs and
+    model go where that collection's go (``runs/<collection>/``, ``models/<collection>/``).
+    """
+    if (family, variant) == (recipe.collection, recipe.variant):
+        return recipe
+    _check_variant(recipe.path, family, variant)
+    return dataclasses.replace(recipe, collection=family, variant=variant, retargeted=True)
+
+
 def find_recipe(referrer: Recipe, name: str, kind: str, key: str, table: str = "rerank") -> Recipe:
     """The recipe called ``name`` in the directory of ``referrer`` (``NAME.toml`` first),
-    of the given kind and of the referrer's collection family; ``[table] key`` is what
-    named it (for the error messages)."""
+    of the given kind and of the referrer's collection family (moved onto it when the
+    referrer was, :func:`retarget`); ``[table] key`` is what named it (for the error
+    messages)."""
     directory = referrer.path.parent
     candidates = [directory / f"{name}.toml"] + sorted(directory.glob("*.toml"))
     for path in candidates:
@@ -266,6 +279,8 @@ def find_recipe(referrer: Recipe, name: str, kind: str, key: str, table: str = "
         recipe = load_recipe(path)
         if recipe.name != name:
             continue
+        if referrer.retargeted:  # a trainer moved onto another collection takes its own along
+            recipe = retarget(recipe, referrer.collection, referrer.variant)
         if recipe.kind != kind:
             raise FormatError(
                 referrer.path, None, f'[{table}] {key} names {path}, which is not kind = "{kind}"'

@@ -57,7 +57,7 @@ from clir_toolkit.experiments.kept_scores import kept_scores
 from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome, RerankDetails
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec, sweep_recipes
-from clir_toolkit.experiments.rerank_training import TrainedModel, train_model
+from clir_toolkit.experiments.rerank_training import TrainedModel, model_trainer, train_model
 from clir_toolkit.experiments.search_runner import (
     SPLITS,
     ensure_first_stage,
@@ -217,16 +217,12 @@ def rerank_one(
     started = time.perf_counter()
     spec = rerank_spec(recipe)
     first = find_recipe(recipe, spec.first_stage, "search", "first_stage")
-    trainer = recipe
-    if spec.model_from is not None:
-        trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
-        if trainer.rerank.get("sweep"):
-            raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+    trainer, trained_language = model_trainer(recipe, spec, language)
     ensure_index(context, recipe.collection, language, recipe.variant)
     workspace = context.workspace
     collection = workspace.collection(recipe.collection, language, recipe.variant)
     first_runs = ensure_first_stage(first, language, context, SPLITS)
-    trained = train_model(trainer, language, context)
+    trained = train_model(trainer, trained_language, context)
     trainer_spec = rerank_spec(trainer)
     device = resolve_device(
         str(recipe.rerank.get("device", trainer_spec.training.get("device", "auto")))
@@ -351,11 +347,13 @@ def _reranked_outcome(
     scores_by_grade: dict[int, list[float]] = {}
     if spec.figure and not sweep and reranker is not None:
         scores_by_grade = training_scores(reranker, trained.summary["settings"], device)
+    trained_in = trained.path.parent.name  # models/<collection>/<recipe>.pt
+    elsewhere = "" if trained_in == collection.name else f" of {trained_in}"
     details = RerankDetails(
         first_stage=first.name,
         model=trained.path,
         model_description=describe_model(trained.summary),
-        trained_on=_queries_label(trainer_spec.train_topics, language, {}),
+        trained_on=_queries_label(trainer_spec.train_topics, language, {}) + elsewhere,
         tested_with=_queries_label(spec.test_topics, language, spec.translation),
         summary=trained.summary,
         reused=trained.reused,

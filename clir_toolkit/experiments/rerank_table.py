@@ -27,6 +27,11 @@ The ``[rerank]`` keys:
 * ``model_from``: reuse the model of another rerank recipe of the directory (trained there,
   or here first if it is missing): the thesis' monolingual model tested with translated
   queries. The training keys then come from that recipe and may not be given here.
+* Transfer: ``train_collection``, ``train_variant`` and ``train_language`` train the model
+  (this recipe's, or the one ``model_from`` names) on another collection than the one it
+  reranks: a family, its variant and a language (each defaults to the reranked one's;
+  another family's variant to ``standard``). The model is then tested where it never saw a
+  query, as on a user's own collection (``transfer/``).
 * Training (:class:`~clir_toolkit.rerank.word.train_config.TrainConfig`): ``model``, ``encoder``,
   ``loss``, ``negatives`` (per query), ``epochs``, ``lr``, ``batch_size``, ``dim``,
   ``max_query_len``, ``max_doc_len``, ``min_count``, ``max_vocab``, ``seed``, ``device``,
@@ -216,6 +221,11 @@ class RerankSpec:
     train_topics: str
     test_topics: str
     model_from: str | None
+    #: Where the model is trained, when not on the reranked collection: family, variant,
+    #: language (None: the reranked one's).
+    train_collection: str | None
+    train_variant: str | None
+    train_language: str | None
     pretrained: str | None
     train_queries: int | None
     #: What the model's queries change: case, and which training queries it keeps.
@@ -242,6 +252,9 @@ def rerank_spec(recipe: Recipe) -> RerankSpec:
         train_topics=table.get("train_topics", recipe.topics),
         test_topics=recipe.topics,
         model_from=table.get("model_from"),
+        train_collection=table.get("train_collection"),
+        train_variant=table.get("train_variant"),
+        train_language=table.get("train_language"),
         pretrained=table.get("pretrained"),
         train_queries=table.get("train_queries"),
         topic_variant=variant_of(table, word_level="pretrained" not in table),

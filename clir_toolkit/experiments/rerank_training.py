@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clir_toolkit.collection.builder import family as collection_family
 from clir_toolkit.errors import FormatError
 from clir_toolkit.experiments.context import RunContext, Workspace
-from clir_toolkit.experiments.recipe import find_recipe
+from clir_toolkit.experiments.recipe import find_recipe, retarget
 from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import RerankSpec, rerank_spec
 from clir_toolkit.experiments.search_runner import ensure_first_stage, topics_kind
 from clir_toolkit.experiments.topic_variants import variant_topics
 from clir_toolkit.freshness import digest, mark_fresh, read_sidecar
+from clir_toolkit.params import show
 from clir_toolkit.registry import homes
 
 MODEL_CODE = (
@@ -44,6 +46,29 @@ class TrainedModel:
     path: Path
     summary: dict[str, Any]
     reused: bool
+
+
+def model_trainer(recipe: Recipe, spec: RerankSpec, language: str) -> tuple[Recipe, str]:
+    """The recipe that trains the model a rerank recipe uses on ``language``, and the
+    language it trains it on: the recipe itself or the one ``model_from`` names, moved onto
+    ``train_collection`` / ``train_variant`` and trained on ``train_language`` when the
+    recipe says (a model tested on a collection it never saw)."""
+    trainer = recipe
+    if spec.model_from is not None:
+        trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
+        if trainer.rerank.get("sweep"):
+            raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+    family = spec.train_collection or trainer.collection
+    own_variant = trainer.variant if family == trainer.collection else "standard"
+    variant = spec.train_variant or own_variant
+    trained_language = spec.train_language or language
+    if trained_language not in collection_family(family).languages:
+        raise FormatError(
+            recipe.path, None, f"[rerank] train_language = {show(trained_language)}: "
+            f"collection = {show(family)} has no such collection",
+            f"choose one of {', '.join(collection_family(family).languages)}",
+        )  # fmt: skip
+    return retarget(trainer, family, variant), trained_language
 
 
 def model_path(recipe: Recipe, language: str, workspace: Workspace) -> Path:

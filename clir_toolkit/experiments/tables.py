@@ -210,6 +210,19 @@ def _rerank_params() -> dict[str, Param]:
         "model_from": dataclasses.replace(
             recipe_name, name="model_from", doc="the rerank recipe whose model is reused"
         ),
+        "train_collection": dataclasses.replace(
+            RECIPE_PARAMS["collection"], name="train_collection", default=None,
+            doc="the collection family the model is trained on (default: the recipe's): a "
+            "model tested where it was not trained",
+        ),
+        "train_language": Param(
+            "train_language", str, doc="the language of the collection the model is trained "
+            "on (default: the language it reranks)",
+        ),
+        "train_variant": Param(
+            "train_variant", str, doc="the variant of the collection the model is trained on "
+            "(default: the recipe's, or standard in another family)",
+        ),
         "pretrained": Param(
             "pretrained",
             str,
