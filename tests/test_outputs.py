@@ -112,6 +112,30 @@ def _index_over_the_index_holding_its_collection(index: Path, run: Path, tmp: Pa
     return ["index", "--collection", str(inside), "--index", str(index)], inside / "corpus.jsonl"
 
 
+TRANSLATE = Path(__file__).parent / "fixtures" / "translate"
+
+
+def _search_over_its_dictionary(index: Path, run: Path, tmp: Path) -> Made:
+    dictionary = copy(TRANSLATE / "en-fr.tsv", tmp / "d.tsv")
+    return ["search", "--index", str(index), "--topics", str(TOPICS), "--translate", "dict",
+            "--dict", str(dictionary), "--output", str(dictionary)], dictionary  # fmt: skip
+
+
+def _translate_over_its_embeddings(index: Path, run: Path, tmp: Path) -> Made:
+    vectors = copy(TRANSLATE / "en-fr.vec", tmp / "e.vec")
+    return ["translate", "--index", str(index), "--topics", str(TOPICS), "--translate",
+            "embed", "--embed", str(vectors), "--output", str(vectors)], vectors  # fmt: skip
+
+
+def _search_over_its_translations_file(index: Path, run: Path, tmp: Path) -> Made:
+    translations = tmp / "mt.tsv"
+    translations.write_text("q1\tune commande\n", encoding="utf-8")
+    return ["search", "--index", str(index), "--topics", str(TOPICS), "--translate", "mt",
+            "--mt", f"file:{translations}", "--output", str(translations)], (
+        translations
+    )  # fmt: skip
+
+
 Case = Callable[[Path, Path, Path], Made]
 
 
@@ -130,6 +154,9 @@ Case = Callable[[Path, Path, Path], Made]
         _search_to_a_new_file_inside_the_index,
         _index_over_its_collection,
         _index_over_the_index_holding_its_collection,
+        _search_over_its_dictionary,
+        _translate_over_its_embeddings,
+        _search_over_its_translations_file,
     ],
     ids=lambda case: case.__name__.lstrip("_"),
 )

@@ -5,7 +5,9 @@ command's parser. Before a command's handler runs, :func:`check_outputs` refuses
 line and before any work, an output that would destroy what the command reads (see
 :func:`clir_toolkit.files.check_not_an_input`): one of its input files (through symbolic
 or hard links), or a file inside an index or a collection. Every other path option of the
-command is an input, so a new option is covered without being listed anywhere.
+command is an input, so a new option is covered without being listed anywhere; so is every
+existing file that a text option names (``--dict d.tsv``, ``--mt file:mt.tsv``, ``--embed
+a.vec,b.vec``: :func:`_named_in_text`).
 
 ``-`` follows the convention of command-line tools where it makes sense: it is standard
 output for the outputs declared with ``stdout=True`` (a run, translated topics); elsewhere,
@@ -16,6 +18,7 @@ and as an input, it is refused in one line rather than taken as a file named ``-
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +73,17 @@ def _paths(value: Any) -> list[Path]:
     return [item for item in values if isinstance(item, Path)]
 
 
+def _named_in_text(value: Any) -> list[Path]:
+    """The existing files or directories a text option's value may name: the value itself, and
+    each part of it between commas or plus signs, with or without a ``prefix:`` (``file:T.tsv``,
+    ``hf:DIR``, ``use-m3-tokens:TEXT.txt``). A text that names nothing on disk names no input."""
+    if not isinstance(value, str) or not value:
+        return []
+    parts = {value, *value.replace("+", ",").split(",")}
+    candidates = {*parts, *(part.split(":", 1)[1] for part in parts if ":" in part)}
+    return [Path(text) for text in sorted(candidates) if text and os.path.exists(text)]
+
+
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before the command runs, an output that is one of its inputs or lies inside an
     index or a collection, and a ``-`` where it means nothing (see the module's doc)."""
@@ -79,7 +93,7 @@ def check_outputs(args: argparse.Namespace) -> None:
         path
         for dest, value in vars(args).items()
         if dest not in destinations
-        for path in _paths(value)
+        for path in [*_paths(value), *_named_in_text(value)]
     ]
     for path in inputs:
         if is_stdout(path):
