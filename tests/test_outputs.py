@@ -305,3 +305,15 @@ def test_a_socket_is_refused_in_one_line(fr_index: Path, tmp_path: Path) -> None
         result = run_clir(*_search_to(fr_index, path))
     assert_one_line_error(result, str(path), "socket")
     assert stat.S_ISSOCK(path.stat().st_mode)
+
+
+def test_a_replaced_output_keeps_its_permissions(fr_index: Path, tmp_path: Path) -> None:
+    """A run the user made private (600) stays private when a command writes it again."""
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 d1 1 1.5 earlier\n", encoding="utf-8")
+    run.chmod(0o600)
+    result = run_clir("search", "--index", str(fr_index), "--topics", str(TOPICS),
+                      "--output", str(run), "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "earlier" not in run.read_text(encoding="utf-8")
+    assert stat.S_IMODE(run.stat().st_mode) == 0o600

@@ -183,9 +183,20 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         with _full_device_names(path), _open_fd(fd, mode, encoding) as handle:
             yield handle  # (the final flush, at the end of the block, may find the device full)
         try:
+            _keep_permissions(target, tmp)
             os.replace(tmp, target)
         except OSError as exc:
             raise output_error(path, exc) from None
+
+
+def _keep_permissions(target: Path, tmp: Path) -> None:
+    """Give ``tmp`` the permission bits of the file it replaces, if there is one: a run the
+    user made private (600) stays private when it is written again."""
+    try:
+        bits = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return
+    os.chmod(tmp, bits)
 
 
 def _open_fd(fd: int, mode: str, encoding: str | None) -> IO:
