@@ -37,6 +37,15 @@ class UsageError(ClirError):
     """Options that do not fit together; the command line exits with status 2."""
 
 
+def missing_file(value: str, message: str) -> ClirError:
+    """The error for a value that should name a file and names none: a missing input (exit 1)
+    when it has the look of a path (a directory separator or a file suffix, ``d.tsv``), else
+    a word that is no accepted name either (a usage error, exit 2: ``use-m3-token``)."""
+    path = Path(value)
+    looks_like_a_path = len(path.parts) > 1 or bool(path.suffix)
+    return ClirError(message) if looks_like_a_path else UsageError(message)
+
+
 class OutputError(ClirError, OSError):
     """An output cannot be written (permissions, full disk, a path that is not ours).
 

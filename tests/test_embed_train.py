@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.translate.embed_cache import cached_text
 from clir_toolkit.translate.embed_text import tokenizer_for
 from clir_toolkit.translate.embed_train import (
@@ -154,8 +154,9 @@ def test_a_language_without_a_default_dictionary_needs_one(tmp_path: Path) -> No
 
 
 def test_a_missing_text_file_is_named(texts: tuple[Path, Path, Path], tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="missing.txt"):
+    with pytest.raises(ClirError, match="missing.txt") as missing:
         train(texts, tmp_path / "x.vec", target_text=tmp_path / "missing.txt")
+    assert not isinstance(missing.value, UsageError)  # a missing input: exit 1, not 2
 
 
 def test_cached_vectors_give_the_same_file_and_english_is_trained_once(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.errors import FormatError, ResourceError, UsageError
+from clir_toolkit.errors import ClirError, FormatError, ResourceError, UsageError
 from clir_toolkit.formats import Topic
 from clir_toolkit.resources.dictionary import load_dictionary
 from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
@@ -303,9 +303,12 @@ def test_empty_tsv_is_an_error(tmp_path: Path) -> None:
         read_dictionary_tsv(path)
 
 
-def test_unknown_specs_are_usage_errors(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="unknown dictionary 'nonexistent.tsv'"):
+def test_unknown_specs_are_usage_errors_and_missing_files_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(ClirError, match="unknown dictionary 'nonexistent.tsv'") as missing:
         load_dictionary("nonexistent.tsv")
+    assert not isinstance(missing.value, UsageError)  # a missing file: exit 1, not 2
+    with pytest.raises(UsageError, match="unknown dictionary 'freedic'"):
+        load_dictionary("freedic")
     with pytest.raises(UsageError, match="only a pair and its reverse"):
         load_dictionary("freedict:eng-fra+deu-eng")
     with pytest.raises(UsageError, match="not a FreeDict pair"):

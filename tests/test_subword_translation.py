@@ -103,19 +103,22 @@ def test_clir_translate_with_the_subword_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        ("use-m3-token", "use-m3-token: no such embeddings file (--embed takes a .vec file"),
-        ("use-m3-tokens:missing.txt", "missing.txt: no such text file"),
+    ("value", "message", "status"),
+    [  # a word that is no name: usage (2); a file that is missing: an input error (1)
+        ("use-m3-token", "use-m3-token: no such embeddings file (--embed takes a .vec file", 2),
+        ("missing.vec", "missing.vec: no such embeddings file", 1),
+        ("use-m3-tokens:missing.txt", "missing.txt: no such text file", 1),
     ],
 )
-def test_a_bad_embed_value_is_one_line(tmp_path: Path, value: str, message: str) -> None:
+def test_a_bad_embed_value_is_one_line(
+    tmp_path: Path, value: str, message: str, status: int
+) -> None:
     result = run_clir(
         "translate", "--topics", str(TINY_FR / "topics.dev.tsv"), "--target-lang", "fr",
         "--translate", "embed", "--embed", value, "--output", str(tmp_path / "t.jsonl"),
         env={"CLIR_DATA": str(tmp_path / "data")}, cwd=tmp_path,
     )  # fmt: skip
-    assert_one_line_error(result, message, status=2)
+    assert_one_line_error(result, message, status=status)
     assert not (tmp_path / "t.jsonl").exists()
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from clir_toolkit.errors import FormatError, OutputError, UsageError
+from clir_toolkit.errors import ClirError, FormatError, OutputError
 from clir_toolkit.teaching.sandbox import (
     STARTUP_SECONDS,
     ImportFailed,
@@ -154,7 +154,7 @@ def check_source(path: Path) -> None:
     """Refuse, in one line, a student's file that is missing or is not Python. The file is
     compiled here, never run: the grader's process does not import the student's module."""
     if not path.is_file():
-        raise UsageError(f"{path}: no such file (write it with: clir assignment start NAME)")
+        raise ClirError(f"{path}: no such file (write it with: clir assignment start NAME)")
     try:
         compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:

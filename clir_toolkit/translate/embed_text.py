@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clir_toolkit.errors import ResourceError, UsageError
+from clir_toolkit.errors import ClirError, ResourceError, UsageError
 
 __all__ = [
     "MAN_ROOT",
@@ -84,7 +84,7 @@ def tokenise_file(
     from clir_toolkit.progress import progress_bar
 
     if not text.is_file():
-        raise UsageError(f"{text}: no such text file (give one text per line, UTF-8)")
+        raise ClirError(f"{text}: no such text file (give one text per line, UTF-8)")
     lines = tokens = 0
     with (
         open(text, encoding="utf-8", errors="replace") as source,

@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.files import atomic_write
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.translate.dictionary import DEFAULT_DICTIONARIES, DICTIONARY_PARAMS
@@ -238,7 +238,7 @@ def train_bilingual_embeddings(
     check_options(values, [EMBED_TRAIN_PARAMS[name] for name in values])
     for given in (source_text, target_text):
         if given is not None and not Path(given).is_file():
-            raise UsageError(f"{given}: no such text file (give one text per line, UTF-8)")
+            raise ClirError(f"{given}: no such text file (give one text per line, UTF-8)")
     out = Path(out)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()

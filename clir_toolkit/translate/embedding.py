@@ -25,7 +25,7 @@ from typing import Any
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
 from clir_toolkit.encoders import unit_rows
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import UsageError, missing_file
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
@@ -114,7 +114,8 @@ class EmbeddingSpace:
             return cls.from_subwords(target_lang, given, limit)
         for path in text.split(",", 1):
             if not Path(path).is_file():
-                raise UsageError(
+                raise missing_file(
+                    path,
                     f"{path}: no such embeddings file (--embed takes a .vec file of 'clir "
                     f"embed train', SOURCE.vec,TARGET.vec, or {SOURCE} for USE-m3's "
                     "pretrained subword table)"

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.files import atomic_write, sha256_file
 from clir_toolkit.freshness import cache_key
 from clir_toolkit.rerank.data import subwords
@@ -264,7 +264,7 @@ def text_vocabulary(
     if text is None:
         text = cached_text(lang, (), man_root, cache)
     elif not text.is_file():
-        raise UsageError(f"{text}: no such text file (give one text per line, UTF-8)")
+        raise ClirError(f"{text}: no such text file (give one text per line, UTF-8)")
     made_from = {
         "lang": lang,
         "text": sha256_file(text),

@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clir_toolkit.errors import UsageError
+from clir_toolkit.errors import UsageError, missing_file
 from clir_toolkit.resources.dictionary.bilingual import BilingualDictionary
 from clir_toolkit.resources.dictionary.cedict import load_cedict
 from clir_toolkit.resources.dictionary.freedict import load_freedict
@@ -67,9 +67,10 @@ def load_dictionary(spec: str) -> BilingualDictionary:
         return load_cedict()
     path = Path(spec).expanduser()
     if not path.is_file():
-        raise UsageError(
+        raise missing_file(
+            spec,
             f"unknown dictionary '{spec}': it is neither a known name nor a file "
-            f"({_SPEC_HELP} or the path of a source<TAB>target TSV file)"
+            f"({_SPEC_HELP} or the path of a source<TAB>target TSV file)",
         )
     return read_dictionary_tsv(path)
 
