@@ -173,7 +173,7 @@ def test_the_command_line_round_trip(tmp_path: Path) -> None:
     assert_one_line_error(run_clir("assignment", "check", "sosl", "--dir", str(work)),
                           "sosl.py:3: cannot be imported: SyntaxError")  # fmt: skip
     missing = run_clir("assignment", "check", "rocchio", "--dir", str(work))
-    assert_one_line_error(missing, "rocchio.py: no such file", status=1)  # a missing input, not a usage error
+    assert_one_line_error(missing, "rocchio.py: no such file", status=1)
 
 
 SOSL = REFERENCE_AS_STUDENT["sosl"]
