@@ -126,3 +126,20 @@ def test_clir_fuse_names_a_bad_run_file_and_its_line(tmp_path: Path) -> None:
     result = run_clir("fuse", str(good), str(bad), "--output", str(tmp_path / "f.run"))
     assert_one_line_error(result, str(bad), ":2")
     assert not (tmp_path / "f.run").exists()
+
+
+@pytest.mark.parametrize("normalisation", ["minmax", "max", "sum", "zmuv"])
+def test_scores_near_the_largest_float_fuse_as_the_same_scores_scaled_down(
+    normalisation: str,
+) -> None:
+    """Scores of ±1e308 overflowed in the normalisations (inf − inf: NaN, or an
+    OverflowError in zmuv); every normalisation is unchanged by a positive scale, so they
+    fuse as the same scores divided by 1e300 do."""
+    huge = [RunRow("q1", "a", 1, 1e308, "x"), RunRow("q1", "b", 2, 5e307, "x"),
+            RunRow("q1", "c", 3, -1e308, "x")]  # fmt: skip
+    other = [RunRow("q1", "b", 1, 2.0, "y"), RunRow("q1", "c", 2, 1.0, "y")]
+    scaled = [RunRow(r.qid, r.docid, r.rank, r.score / 1e300, r.tag) for r in huge]
+    fused = fuse([huge, other], "combsum", normalisation=normalisation, depth=10, tag="f")
+    expected = fuse([scaled, other], "combsum", normalisation=normalisation, depth=10, tag="f")
+    assert [r.docid for r in fused] == [r.docid for r in expected]
+    assert [r.score for r in fused] == pytest.approx([r.score for r in expected])

@@ -64,6 +64,13 @@ FUSION_PARAMS = declare(
 """The options of :func:`fuse_runs` (``clir fuse``)."""
 
 
+LARGE = 1e150
+"""A query whose scores reach this magnitude has them divided by their largest magnitude
+before normalising: every normalisation here is unchanged by a positive scale, and their
+differences, sums and squares then stay finite (scores of ±1e308 overflowed to inf and NaN).
+Ordinary scores are normalised as they are, to the last bit."""
+
+
 def normalise(scores: Mapping[str, float], how: str) -> Scores:
     """A query's scores normalised as ``how`` says (:data:`NORMALISATIONS`)."""
     if how not in NORMALISATIONS:
@@ -72,6 +79,11 @@ def normalise(scores: Mapping[str, float], how: str) -> Scores:
         return dict(scores)
     values = list(scores.values())
     low, high = min(values), max(values)
+    magnitude = max(abs(low), abs(high))
+    if magnitude > LARGE:
+        scores = {d: s / magnitude for d, s in scores.items()}
+        values = list(scores.values())
+        low, high = min(values), max(values)
     if how == "minmax":
         span = high - low
         return {d: (s - low) / span if span else 0.0 for d, s in scores.items()}
