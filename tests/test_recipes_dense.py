@@ -373,3 +373,48 @@ def test_a_model_from_that_cannot_be_searched_through_is_refused_before_any_work
     assert str(raised.value).startswith(f"{path}: ")
     assert message.format(recipes=recipes) in str(raised.value)
     assert not workspace.index("manpages", "fr", "standard").exists()  # no work was done
+
+
+@pytest.mark.java
+def test_a_model_whose_first_stage_goes_through_itself_is_a_cycle_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """A search recipe through the model of a rerank recipe (``[search] model_from``) whose
+    first stage is that search recipe: the model would need itself to be trained (this
+    recursed until Python's RecursionError)."""
+    from clir_toolkit.errors import FormatError
+
+    workspace = workspace_with_three_splits(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    write(recipes / "tuned.toml", TUNED.replace('first_stage = "bm25-en"',
+                                                'first_stage = "tuned-hybrid"'))  # fmt: skip
+    path = write(recipes / "tuned-hybrid.toml", TUNED_HYBRID)
+    with pytest.raises(FormatError, match=r"needs itself to be trained \(tuned → tuned\)"):
+        run_recipes([path], workspace, quiet=True)
+
+
+def test_model_from_naming_a_recipe_that_reuses_another_s_model_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """Two rerank recipes whose model_from name each other: neither trains a model."""
+    from clir_toolkit.errors import FormatError
+
+    workspace = workspace_with_three_splits(tmp_path)
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    write(recipes / "bm25-en.toml", BM25_EN)
+    for name, other in (("a", "b"), ("b", "a")):
+        write(recipes / f"{name}.toml", f'name = "{name}"\nkind = "rerank"\n[rerank]\n'
+              f'first_stage = "bm25-en"\nmodel_from = "{other}"\n')  # fmt: skip
+    with pytest.raises(FormatError, match="which trains no model"):
+        run_recipes([recipes / "a.toml", recipes / "b.toml"], workspace, quiet=True)
+
+
+def test_a_recipe_nested_too_deep_is_one_line(tmp_path: Path) -> None:
+    from clir_toolkit.errors import FormatError
+    from clir_toolkit.experiments.recipe import load_recipe
+
+    path = write(tmp_path / "deep.toml", "x = " + "[" * 1000 + "]" * 1000 + "\n")
+    with pytest.raises(FormatError, match="nested too deep"):
+        load_recipe(path)

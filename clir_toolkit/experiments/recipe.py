@@ -147,6 +147,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         ) from None
     except tomllib.TOMLDecodeError as exc:
         raise FormatError(path, None, f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise FormatError(path, None, "tables or arrays nested too deep to read") from None
 
 
 def _name_from_file(path: Path) -> str:

@@ -58,6 +58,12 @@ def model_trainer(recipe: Recipe, spec: RerankSpec, language: str) -> tuple[Reci
         trainer = find_recipe(recipe, spec.model_from, "rerank", "model_from")
         if trainer.rerank.get("sweep"):
             raise FormatError(recipe.path, None, "[rerank] model_from cannot name a sweep recipe")
+        if "model_from" in trainer.rerank:
+            raise FormatError(
+                recipe.path, None, f"[rerank] model_from = {show(spec.model_from)} names "
+                f"{trainer.path}, which trains no model: it reuses another's (model_from)",
+                "name the recipe that trains the model",
+            )  # fmt: skip
     family = spec.train_collection or trainer.collection
     own_variant = trainer.variant if family == trainer.collection else "standard"
     variant = spec.train_variant or own_variant
@@ -210,8 +216,30 @@ def _training_key(config: Any, spec: RerankSpec) -> str:
     )
 
 
+_TRAINING: list[tuple[Recipe, str]] = []
+"""The models being made, outermost first: a model whose training needs itself (a search
+recipe's ``model_from`` naming a rerank recipe whose first stage is that search) is a cycle,
+refused in one line instead of recursing without end."""
+
+
 def train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedModel:
     """The recipe's model for ``language``: reused when fresh, trained otherwise."""
+    made = (recipe.path.resolve(), recipe.name, recipe.collection, recipe.variant, language)
+    if any(made == (r.path.resolve(), r.name, r.collection, r.variant, lang)
+           for r, lang in _TRAINING):  # fmt: skip
+        chain = " → ".join(r.name for r, _ in [*_TRAINING, (recipe, language)])
+        raise FormatError(
+            recipe.path, None, f"its model needs itself to be trained ({chain})",
+            "a first stage through a model (model_from) cannot be that model's own first stage",
+        )  # fmt: skip
+    _TRAINING.append((recipe, language))
+    try:
+        return _train_model(recipe, language, context)
+    finally:
+        _TRAINING.pop()
+
+
+def _train_model(recipe: Recipe, language: str, context: RunContext) -> TrainedModel:
     from clir_toolkit.rerank.sentence.tuned import train_tuned
     from clir_toolkit.rerank.word.train import train_reranker
 
