@@ -217,3 +217,18 @@ def test_every_recipe_the_repository_ships_reads(directory: str) -> None:
     for name, recipe in recipes.items():
         for source in (recipe.rerank.get("model_from"), recipe.search.get("model_from")):
             assert source is None or source in rerankers, name
+
+
+def test_a_recipe_file_named_twice_is_run_once(tmp_path: Path) -> None:
+    """``clir run a.toml a.toml`` (two shell patterns matching one file): one row, no
+    "the run name is also that of another point of its sweep"."""
+    from clir_toolkit.experiments.runner import run_recipes
+    from tests.conftest import workspace_with_three_splits
+
+    workspace = workspace_with_three_splits(tmp_path)
+    path = tmp_path / "bm25-human.toml"
+    path.write_text('name = "bm25-human"\ntopics = "human"\nbaseline = true\n', encoding="utf-8")
+    once = run_recipes([path], workspace, quiet=True).read_text(encoding="utf-8")
+    results = run_recipes([path, tmp_path / "." / "bm25-human.toml"], workspace, quiet=True)
+    twice = results.read_text(encoding="utf-8")
+    assert twice.count("| bm25-human (baseline) |") == once.count("| bm25-human (baseline) |")

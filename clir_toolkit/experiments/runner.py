@@ -38,7 +38,10 @@ def run_recipes(
     from clir_toolkit.experiments.results import write_results
 
     context = RunContext(workspace or Workspace(), quiet=quiet, force=force)
-    recipes = [load_recipe(p) for p in paths]
+    unique: dict[Path, Path] = {}  # a file named twice (two shell patterns match it) runs once
+    for path in paths:
+        unique.setdefault(Path(path).resolve(), Path(path))
+    recipes = [load_recipe(p) for p in unique.values()]
     if not recipes:
         raise ClirError("no recipes given (e.g. clir run baselines/*.toml)")
     check_distinct_names(recipes)
