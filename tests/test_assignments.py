@@ -305,3 +305,12 @@ def test_kernel_pooling_is_graded_inside_the_k_nrm_the_toolkit_trains(
     assert in_model.earned == in_model.points
     assert "64 English query / French page pairs" in in_model.message
     assert "pretrained subword table" in in_model.message
+
+
+def test_a_missing_collection_is_the_grader_s_input_error_not_the_module_s(tmp_path: Path) -> None:
+    """``--collection`` that does not exist: one line naming it, exit 1, before any check
+    (the reference itself scored 7/11, the line blaming "your functions")."""
+    result = run_clir("assignment", "check", "pirkola", "--reference",
+                      "--collection", str(tmp_path / "nowhere"))  # fmt: skip
+    assert_one_line_error(result, "nowhere: no such collection directory")
+    assert "score:" not in result.stdout

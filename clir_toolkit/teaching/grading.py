@@ -175,6 +175,10 @@ def grade(assignment: Assignment, path: Path | None, collection: Path | None = N
     limits = limits or Limits()
     if path is not None:
         check_source(path)
+    if collection is not None:  # the grader's input, checked before any check blames a module
+        from clir_toolkit.collection import open_collection
+
+        open_collection(collection)
     source = str(path) if path is not None else "the toolkit's own implementation"
     student = StudentProcess(assignment.name, path.resolve() if path is not None else None,
                              path.resolve().parent if path is not None else Path.cwd(),
