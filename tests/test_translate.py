@@ -213,6 +213,9 @@ def test_hf_directory_without_a_model_is_one_clear_error(tmp_path: Path) -> None
 
     with pytest.raises(ClirError, match="not a Hugging Face model directory"):
         HuggingFaceTranslator(tmp_path)
+    (tmp_path / "config.json").write_text('{"model_type": "marian"}', encoding="utf-8")
+    with pytest.raises(ClirError, match="transformers cannot load it"):  # config.json alone
+        HuggingFaceTranslator(tmp_path)
 
 
 @pytest.mark.java

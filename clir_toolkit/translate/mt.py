@@ -121,8 +121,13 @@ class HuggingFaceTranslator(MachineTranslator):
 
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).to(device).eval()
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+            model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # an incomplete directory
+            detail = " ".join(str(exc).split())[:300]
+            raise ResourceError(f"{model_dir}: transformers cannot load it ({detail})") from None
+        self.model = model.to(device).eval()
         self.device = device
         self.target_lang = target_lang
         self.batch_size = batch_size
