@@ -188,3 +188,20 @@ def test_base_forms_agree_with_nltk_morphy_on_the_whole_exception_lists_and_many
         if own.base_form(word, pos) != reader.morphy(word, pos)
     ]
     assert differences == []
+
+
+@installed
+def test_an_unwritable_data_directory_still_reads_wordnet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$CLIR_DATA that cannot be written (here a file): dictionary translation, which reads
+    WordNet for base forms, used to fail; the process now makes its own temporary copy."""
+    from clir_toolkit.resources.wordnet import ensure_wordnet
+
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv("CLIR_DATA", str(blocked))
+    root = ensure_wordnet()
+    assert not root.is_relative_to(blocked)
+    assert (root / "corpora" / "wordnet" / "lexnames").is_file()
+    assert blocked.read_text(encoding="utf-8") == ""

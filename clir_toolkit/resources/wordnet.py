@@ -142,6 +142,23 @@ def ensure_wordnet(data_dir: Path | None = None, source: Path = WORDNET_SOURCE) 
         )
     if _is_complete(corpus, source):
         return root
+    try:
+        _copy_wordnet(source, corpus)
+    except OSError:
+        if data_dir is not None:
+            raise
+        # $CLIR_DATA cannot be written (a read-only home, say): reading WordNet needs no
+        # kept copy, so this process makes one of its own in a temporary directory.
+        root = _process_nltk_data()
+        corpus = root / "corpora" / "wordnet"
+        if not _is_complete(corpus, source):
+            _copy_wordnet(source, corpus)
+    return root
+
+
+def _copy_wordnet(source: Path, corpus: Path) -> None:
+    """Copy WordNet's database and a generated ``lexnames`` into ``corpus``, whole or not at
+    all."""
     names = lexnames_from_manpage() or list(LEXNAMES)
     with atomic_directory(corpus, marker="lexnames", what="a WordNet corpus for nltk") as building:
         for name in (*WORDNET_FILES, *_OPTIONAL_FILES):
@@ -149,6 +166,16 @@ def ensure_wordnet(data_dir: Path | None = None, source: Path = WORDNET_SOURCE) 
                 shutil.copyfile(source / name, building / name)
         with atomic_write(building / "lexnames") as handle:
             handle.write(_lexnames_text(names))
+
+
+@cache
+def _process_nltk_data() -> Path:
+    """An nltk data directory of this process alone, removed when it exits."""
+    import atexit
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="clir-nltk-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root
 
 
