@@ -317,3 +317,40 @@ def test_a_replaced_output_keeps_its_permissions(fr_index: Path, tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert "earlier" not in run.read_text(encoding="utf-8")
     assert stat.S_IMODE(run.stat().st_mode) == 0o600
+
+
+# --- standard output closed or full -----------------------------------------------------------
+
+STDOUT_COMMANDS = [
+    ["--version"],
+    ["--help"],
+    ["completion", "bash"],
+    ["eval", "--qrels", str(TINY_FR / "qrels.dev.txt"),
+     str(Path(__file__).parent / "fixtures" / "runs" / "tiny-fr.bm25-human.dev.trec")],
+]  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+@pytest.mark.parametrize("args", STDOUT_COMMANDS, ids=lambda args: args[0])
+def test_output_lost_on_standard_output_is_one_line_and_exit_1(
+    args: list[str], stdout: str
+) -> None:
+    """A command whose standard output is closed (``>&-``) or on a full device said nothing
+    and exited 0 with its output lost (``--help``, ``--version``, ``clir eval``), or printed a
+    traceback (``clir completion bash``)."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "clir_toolkit.cli", *args]
+    if stdout == "closed":
+        shell = " ".join(f"'{word}'" for word in command) + " >&-"
+        result = subprocess.run(shell, shell=True, capture_output=False, text=True,
+                                stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    else:
+        with open("/dev/full", "w") as full:
+            result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True,
+                                    timeout=120)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("clir: error: "), result.stderr

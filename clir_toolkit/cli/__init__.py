@@ -16,6 +16,8 @@ from __future__ import annotations
 import _thread
 import argparse
 import contextlib
+import errno
+import io
 import os
 import re
 import signal
@@ -24,7 +26,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from importlib import import_module
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from clir_toolkit import progress
 from clir_toolkit.cli.commands import COMMANDS
@@ -43,6 +45,12 @@ class OneLineParser(argparse.ArgumentParser):
     such as ``clir rerank``) lists the ones there are. Sub-parsers are of the same class
     (argparse makes them so), so that this holds for every command.
     """
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """Help and version text; a write that fails (standard output closed, or its device
+        full) is raised, where argparse would drop it and exit 0."""
+        if message:
+            (file or sys.stdout).write(message)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"clir: error: {self.one_line(message)}\n")
@@ -198,8 +206,34 @@ def error_line(exc: BaseException) -> tuple[str, int]:
     )
 
 
+class ClosedStdout(io.TextIOBase):
+    """Standard output when the shell closed it (``clir ... >&-``): Python then has none, and
+    ``print`` would drop what a command writes without a word. Every write fails instead, so
+    that the command stops with one line and exit 1."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "closed: nothing can be written to it")
+
+    @property
+    def buffer(self) -> Any:
+        raise OSError(errno.EBADF, "closed: nothing can be written to it")
+
+
+def _stdout_error(exc: OSError) -> int:
+    """Report a failed write to standard output (closed, or its device full) in one line."""
+    from clir_toolkit.files import describe_os_error
+
+    print(f"clir: error: standard output: {describe_os_error(exc)}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
+    if sys.stdout is None:
+        sys.stdout = ClosedStdout()
     # Only the command being run is registered in full: `clir --help` imports none of them.
     chosen = chosen_command(words)
     try:
@@ -208,6 +242,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while the command's modules are still importing
         print("clir: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # --help, --version (or a usage error, already on stderr)
+        try:
+            sys.stdout.flush()
+        except OSError as error:  # what they printed is lost: say so
+            return _stdout_error(error)
+        return exc.code if isinstance(exc.code, int) else 2
+    except OSError as exc:  # --help or --version into a closed standard output
+        return _stdout_error(exc)
     try:
         with signals_as_exceptions():
             check_outputs(args)  # before any work: an output must not destroy an input
@@ -217,14 +259,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 jvm.configure(args.java_heap)
             quiet = getattr(args, "quiet", False)
             with progress.silenced() if quiet else contextlib.nullcontext():
-                return int(args.handler(args))
+                status = int(args.handler(args))
+            sys.stdout.flush()  # a full device fails here, inside the error boundary
+            return status
     except BrokenPipeError:
         # `clir ... | head`: the reader left; say nothing more and let Python exit quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except (Exception, KeyboardInterrupt) as exc:
-        if args.debug and not isinstance(exc, KeyboardInterrupt):
+        if getattr(args, "debug", False) and not isinstance(exc, KeyboardInterrupt):
             raise
         line, status = error_line(exc)
         print(line, file=sys.stderr)
