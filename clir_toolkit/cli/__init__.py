@@ -242,12 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while the command's modules are still importing
         print("clir: interrupted", file=sys.stderr)
         return 130
-    except SystemExit as exc:  # --help, --version (or a usage error, already on stderr)
+    except SystemExit:  # --help, --version (or a usage error, already on stderr)
         try:
             sys.stdout.flush()
         except OSError as error:  # what they printed is lost: say so
             return _stdout_error(error)
-        return exc.code if isinstance(exc.code, int) else 2
+        raise
     except OSError as exc:  # --help or --version into a closed standard output
         return _stdout_error(exc)
     try:
