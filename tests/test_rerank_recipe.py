@@ -544,19 +544,9 @@ def test_recipes_on_a_two_worker_ray_cluster_make_the_same_runs_and_results(
     assert made["ray"][1] == made["one"][1]
 
 
-TRANSFERRED = """
-name = "knrm-from-ddtp"
-group = "knrm"
-kind = "rerank"
-languages = ["fr"]
-topics = "human"
-[rerank]
-first_stage = "bm25-human"
-model_from = "knrm-mono"
-train_collection = "ddtp"
-train_variant = "hard"
-depth = 12
-"""
+TRANSFERRED = REUSE.replace('"knrm-mono-again"', '"knrm-from-ddtp"').replace(
+    "depth = 12", 'train_collection = "ddtp"\ntrain_variant = "hard"\ndepth = 12'
+)
 
 
 def test_a_model_trained_on_another_collection_reranks_this_one(
