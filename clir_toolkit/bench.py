@@ -240,9 +240,9 @@ def time_commands(
 def anserini_search_command(
     index: str | Path, topics: Path, output: Path, hits: int, threads: int
 ) -> list[str] | None:
-    """Anserini's own ``SearchCollection`` over the same index and TSV topics (BM25 with its
-    default k1 = 0.9, b = 0.4, as ``clir search``'s); None when the index was analysed in
-    Python (pre-tokenised languages), which Anserini's command line cannot reproduce."""
+    """Anserini's own ``SearchCollection`` over the same index and TSV topics (BM25 with
+    ``clir search``'s default k1 and b); None when the index was analysed in Python
+    (pre-tokenised languages), which Anserini's command line cannot reproduce."""
     info = read_index_info(index)
     if info.analyzer.pretokenized:
         return None
@@ -251,8 +251,8 @@ def anserini_search_command(
     return [
         str(java), "-cp", ":".join(jars), "io.anserini.search.SearchCollection",
         "-index", str(index), "-topics", str(topics), "-topicReader", "TsvString",
-        "-output", str(output), "-bm25", "-language", info.language,
-        "-hits", str(hits), "-threads", str(threads),
+        "-output", str(output), "-bm25", "-bm25.k1", str(DEFAULT_K1), "-bm25.b", str(DEFAULT_B),
+        "-language", info.language, "-hits", str(hits), "-threads", str(threads),
     ]  # fmt: skip
 
 

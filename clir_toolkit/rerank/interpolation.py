@@ -8,10 +8,11 @@ query's candidates (:func:`clir_toolkit.rerank.candidates.rerank_rows`):
 Liu (*Neural CLIR*, §6.1) reranks "high-quality initial ranking results"; how much of the
 initial score to keep depends on how good that ranking is. One K-NRM measured on its dev
 splits wanted λ 0.8 over BM25 on the French man pages, 0.5 over the hybrid first stage on
-ddtp-en-fr-hard and 0.4 over the hybrid with fine-tuned towers (docs/dense.md). So λ is a
-setting to tune on dev, like the epoch, and it costs no more model time: the candidates are
-scored once (:func:`clir_toolkit.rerank.score.score_candidates`), and each λ of the grid only
-re-sorts them. ``clir demo``, ``clir rerank score --dev-run`` (:func:`interpolation_on_dev`)
+ddtp-en-fr-hard and 0.4 over the hybrid with fine-tuned towers (docs/dense.md); on
+collections it was not trained on, 0.4 (docs/transfer.md). So λ is a setting to tune on
+dev, like the epoch, and it costs no more model time: the candidates are scored once
+(:func:`clir_toolkit.rerank.score.score_candidates`), and each λ of the grid only re-sorts
+them. ``clir demo``, ``clir rerank score --dev-run`` (:func:`interpolation_on_dev`)
 and the recipes with several ``interpolate`` values choose λ this one way.
 """
 
