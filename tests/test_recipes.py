@@ -205,7 +205,11 @@ def test_a_change_to_the_code_changes_the_run_stamp(tmp_path: Path) -> None:
     assert len(source_fingerprint()) == 64  # the installed toolkit's own code
 
 
-@pytest.mark.parametrize("directory", ["baselines", "ddtp", "pipeline", "rerank", "thesis"])
+SHIPPED = ["baselines", "ddtp", "pipeline", "rerank", "thesis", "transfer/manpages",
+           "transfer/ddtp"]  # fmt: skip
+
+
+@pytest.mark.parametrize("directory", SHIPPED)
 def test_every_recipe_the_repository_ships_reads(directory: str) -> None:
     """Each shipped recipe reads without error, and a model_from (of a rerank or a search
     recipe) names a rerank recipe beside it: a recipe added with a misspelt key fails here,
