@@ -164,7 +164,7 @@ def _name_from_file(path: Path) -> str:
         ) from None
 
 
-def _check_languages(path: Path, family: str, languages: Sequence[str]) -> tuple[str, ...]:
+def _check_languages(path: Path, family: str, languages: tuple[str, ...]) -> tuple[str, ...]:
     """``languages`` if the family has a collection for each, else one line listing those."""
     param = dataclasses.replace(
         RECIPE_PARAMS["languages"],
