@@ -9,6 +9,7 @@ unless the caller passes ``show=False`` or the command runs inside :func:`silenc
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -37,3 +38,9 @@ def silenced() -> Iterator[None]:
         yield
     finally:
         _silenced -= 1
+
+
+def log(quiet: bool, message: str) -> None:
+    """A progress line on stderr, unless ``quiet``."""
+    if not quiet:
+        print(message, file=sys.stderr, flush=True)

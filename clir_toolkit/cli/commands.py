@@ -42,6 +42,9 @@ COMMANDS = {
     "rerank": Command(
         "rerank", "neural reranking: train K-NRM or the dual encoder, rescore runs"
     ),
+    "pipeline": Command(
+        "pipeline", "the best pipeline: train it on several collections, run it on your own"
+    ),
     "run": Command("run", "run TOML recipes and regenerate RESULTS.md"),
     "bench": Command("bench", "benchmarks (speed)"),
     "assignment": Command(

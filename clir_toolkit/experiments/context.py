@@ -11,7 +11,6 @@ once.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.collection.builder import family as collection_family
 from clir_toolkit.freshness import is_fresh
+from clir_toolkit.progress import log
 
 if TYPE_CHECKING:
     from clir_toolkit.experiments.records import Recipe
@@ -73,12 +73,6 @@ class RunContext:
         if self.force and path.is_file() and path.stat().st_mtime < self.started:
             return False
         return is_fresh(path, key, code)
-
-
-def log(quiet: bool, message: str) -> None:
-    """A progress line on stderr, unless ``quiet``."""
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
 
 
 def ensure_collection(context: RunContext, family: str, language: str, variant: str) -> Path:

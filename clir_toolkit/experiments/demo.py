@@ -41,7 +41,6 @@ returned (and printed by the command).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +49,11 @@ from typing import Any
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
-from clir_toolkit.experiments.context import log
 from clir_toolkit.formats import read_topics
-from clir_toolkit.index import build_index, read_index_info
+from clir_toolkit.index import read_index_info
+from clir_toolkit.pipeline.models import made_once
+from clir_toolkit.pipeline.train import ensure_index, has_split
+from clir_toolkit.progress import log
 from clir_toolkit.registry import homes
 from clir_toolkit.rerank.sentence.tuned_config import INTERPOLATION as TUNED_INTERPOLATION
 from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
@@ -117,7 +118,7 @@ def run_demo(
             raise ClirError(
                 f"{needed}: missing; the demo needs topics and qrels of split '{split}'"
             )
-    index = _index(collection, workdir / "indexes" / name, quiet)
+    index = ensure_index(collection, workdir / "indexes" / name, PRETRAINED, quiet)
     runs_dir = workdir / "runs" / name
     untranslated, dictionary, human = (
         _search(collection, index, system, split, runs_dir / split, quiet) for system in SYSTEMS
@@ -127,7 +128,7 @@ def run_demo(
     runs = [untranslated, dictionary, hybrid]
     rerankings: list[tuple[Path, Path]] = []  # (first stage, reranked run)
     knrm_weight: float | None = None
-    if _has_split(collection, "train"):
+    if has_split(collection, "train"):
         models = workdir / "models" / name
         tuned = _tuned_model(collection, index, models, runs_dir, split, quiet)
         tuned_run = _rerank(collection, tuned, split, dictionary, runs_dir / split, TUNED_RUN,
@@ -188,29 +189,6 @@ def _collection(
             summary = build_manpages_collection(language, collection_dir, progress=not quiet)
             log(quiet, format_summary(summary))
     return open_collection(collection_dir)
-
-
-def _index(collection: Collection, index: Path, quiet: bool) -> Path:
-    """The collection's index with :data:`PRETRAINED`'s vectors, built unless one of this
-    very collection is there (vectors are added to an index that lacks them)."""
-    from clir_toolkit.index import add_dense_vectors
-
-    try:
-        info = read_index_info(index)
-        current = info.collection_sha256 == collection.fingerprint()
-    except ClirError:
-        current = False
-    if not current:
-        log(quiet, f"indexing {collection.root} → {index}")
-        build_index(collection.root, index, verbose=not quiet, dense=PRETRAINED)
-    elif info.dense is None or info.dense.encoder != PRETRAINED:
-        log(quiet, f"adding the {PRETRAINED} vectors of {collection.root} to {index}")
-        add_dense_vectors(index, PRETRAINED, collection.root, verbose=not quiet)
-    return index
-
-
-def _has_split(collection: Collection, split: str) -> bool:
-    return all(collection.split_file(kind, split).is_file() for kind in ("topics", "qrels"))
 
 
 def _search(
@@ -281,7 +259,7 @@ def _training_runs(
     train_run = run("train", RERANK_DEPTH)  # more hits would only cost time
     assert train_run is not None
     dev_run: Path | None = runs_dir / "dev" / f"{first_stage}.trec"
-    if split != "dev" and _has_split(collection, "dev"):
+    if split != "dev" and has_split(collection, "dev"):
         dev_run = run("dev")
     return train_run, dev_run if dev_run is not None and dev_run.is_file() else None
 
@@ -300,7 +278,7 @@ def _tuned_model(
         output=models / f"tuned-{PRETRAINED}.pt", encoder=PRETRAINED, depth=RERANK_DEPTH,
         verbose=not quiet,
     )  # fmt: skip
-    return _made_once(config, collection, TUNED_CODE, train_tuned, quiet)
+    return made_once(config, collection, TUNED_CODE, train_tuned, quiet)
 
 
 def _knrm_model(
@@ -316,7 +294,7 @@ def _knrm_model(
         **_training_files(collection, train_run, dev_run),
         output=models / "knrm.pt", model="knrm", depth=RERANK_DEPTH, verbose=not quiet,
     )  # fmt: skip
-    return _made_once(config, collection, KNRM_CODE, train_reranker, quiet)
+    return made_once(config, collection, KNRM_CODE, train_reranker, quiet)
 
 
 def _training_files(collection: Collection, run: Path, dev_run: Path | None) -> dict[str, Any]:
@@ -334,56 +312,6 @@ def _training_files(collection: Collection, run: Path, dev_run: Path | None) -> 
             dev_run=dev_run,
         )
     return files
-
-
-def _made_once(
-    config: Any, collection: Collection, code: tuple[str, ...], train: Any, quiet: bool
-) -> Path:
-    """``config.output``, reused when it was trained with the same settings on the same files
-    by the same code (:mod:`clir_toolkit.freshness`), else trained by ``train(config)``."""
-    from clir_toolkit.freshness import is_fresh, mark_fresh
-
-    key = _model_key(config, collection)
-    if is_fresh(config.output, key, code):
-        log(quiet, f"reusing {config.output} (trained with the same settings on the same files)")
-        return Path(config.output)
-    log(quiet, f"training the reranker on the train split -> {config.output}")
-    train(config)
-    mark_fresh(config.output, key, code=code)
-    return Path(config.output)
-
-
-def _model_key(config: Any, collection: Collection) -> str:
-    """What a model is made from: its settings, the content of its input files, its
-    encoder's or subword table's fingerprint and the model format (its training code is
-    checked beside the key)."""
-    from clir_toolkit.files import sha256_file
-    from clir_toolkit.freshness import digest
-    from clir_toolkit.rerank.data import subwords
-
-    settings: dict[str, Any] = {
-        field.name: str(value) if isinstance(value, Path) else value
-        for field in dataclasses.fields(config)
-        if field.name not in {"output", "verbose", "cache_dir", "resume", "device"}
-        and (value := getattr(config, field.name)) is not None
-    }
-    for name in ("topics", "qrels", "run", "dev_topics", "dev_qrels", "dev_run"):
-        path = getattr(config, name)
-        if path is not None:
-            settings[f"{name}_sha256"] = sha256_file(path)
-    settings["collection"] = collection.fingerprint()
-    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
-
-    if isinstance(config, TunedConfig):  # a fine-tuned encoder (a TrainConfig has one too)
-        from clir_toolkit.encoders import encoder_fingerprint
-        from clir_toolkit.rerank.sentence.tuned_config import MODEL_FORMAT as TUNED_FORMAT
-
-        settings.update(encoder=encoder_fingerprint(config.encoder), format=TUNED_FORMAT)
-    else:
-        from clir_toolkit.rerank.word.model_file import MODEL_FORMAT
-
-        settings.update(subwords=subwords.fingerprint(), format=MODEL_FORMAT)
-    return digest(settings)
 
 
 def _rerank(
@@ -415,7 +343,7 @@ def _knrm_rerank(
     from clir_toolkit.rerank.interpolation import interpolation_on_dev
     from clir_toolkit.rerank.score import score_candidates, write_scored
 
-    if not _has_split(collection, "dev"):
+    if not has_split(collection, "dev"):
         run = _rerank(collection, knrm, split, first_stage, runs_dir / split, KNRM_RUN, None,
                       quiet)  # fmt: skip
         return run, None

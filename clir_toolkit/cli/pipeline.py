@@ -1,0 +1,97 @@
+"""``clir pipeline train|search``: the best pipeline, trained on the toolkit's collections and
+run on a collection of the user's own (:mod:`clir_toolkit.pipeline`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import add_options
+from clir_toolkit.cli.outputs import add_output
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add the command's parser to ``commands``."""
+    from clir_toolkit.search import BM25_PARAMS
+
+    p = commands.add_parser(
+        "pipeline",
+        parents=[common],
+        help=command_help("pipeline"),
+        description="The best pipeline measured on collections its models never saw: the "
+        "hybrid first stage (BM25 of the dictionary translation fused with a pretrained "
+        "encoder's dense run) reranked by K-NRM, as one trained directory (docs/pipeline.md).",
+    )
+    actions = p.add_subparsers(dest="pipeline_command", metavar="ACTION", required=True)
+    t = actions.add_parser(
+        "train",
+        parents=[common],
+        help="train the pipeline's model on several collections at once",
+        description="Train K-NRM on the train splits of several collections at once (the "
+        "epoch kept is the best on their dev splits) and write DIR: the model and "
+        "pipeline.json (stages, settings, collections, dev figures). Without --collection: "
+        "the French and German man pages and package descriptions (hard), built under "
+        "--workdir/data when missing. Indexes, runs and the model are reused when their "
+        "inputs are unchanged.",
+    )
+    add_output(t, "--output", required=True, help="pipeline directory to write (e.g. models/all)")
+    t.add_argument(
+        "--collection",
+        type=Path,
+        action="append",
+        help="a collection with a train split (repeat for several; default: the mix above)",
+    )
+    t.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path("."),
+        help="where data/ and indexes/ are (default: .)",
+    )
+    t.set_defaults(handler=cmd_pipeline_train)
+
+    s = actions.add_parser(
+        "search",
+        parents=[common],
+        help="run a trained pipeline on a collection: no judgements needed",
+        description="Search --topics over --index with the pipeline of --models: the hybrid "
+        "first stage, then K-NRM reranking its top documents at the stored λ; write one TREC "
+        "run. The index needs the pipeline encoder's vectors (clir index --dense).",
+    )
+    s.add_argument("--models", required=True, type=Path, help="directory of clir pipeline train")
+    s.add_argument("--index", required=True, type=Path, help="index built by clir index --dense")
+    s.add_argument("--topics", required=True, type=Path, help="topics: TSV qid<TAB>query, ...")
+    s.add_argument(
+        "--collection", type=Path, help="the documents (default: the index's collection)"
+    )
+    add_output(s, "--output", required=True, help="TREC run file to write")
+    s.add_argument("--tag", default="pipeline", help="run tag, the 6th column (default: pipeline)")
+    s.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                   help="where the reranker scores (default: a GPU when there is one)")  # fmt: skip
+    add_options(s, [BM25_PARAMS["threads"]])
+    s.set_defaults(handler=cmd_pipeline_search)
+
+
+def cmd_pipeline_train(args: argparse.Namespace) -> int:
+    from clir_toolkit.pipeline import train_pipeline
+
+    pipeline = train_pipeline(args.output, args.collection, args.workdir, quiet=args.quiet)
+    for figures in pipeline.dev:
+        print(
+            f"{figures['name']} dev ({figures['queries']} queries): nDCG@10 "
+            f"{figures['nDCG@10']:.4f} (BM25, dictionary) → {figures['reranked nDCG@10']:.4f} "
+            f"(K-NRM, λ {pipeline.reranking.interpolate:g})"  # type: ignore[union-attr]
+        )
+    print(f"wrote {args.output / 'pipeline.json'}")
+    return 0
+
+
+def cmd_pipeline_search(args: argparse.Namespace) -> int:
+    from clir_toolkit.pipeline import search_pipeline
+
+    search_pipeline(
+        args.models, args.index, args.topics, args.output, collection=args.collection,
+        threads=args.threads, device=args.device, tag=args.tag, quiet=args.quiet,
+    )  # fmt: skip
+    return 0

@@ -1,0 +1,74 @@
+"""``clir pipeline search``: a trained pipeline run on any collection, no judgements needed.
+
+The stages ``pipeline.json`` names (:mod:`clir_toolkit.pipeline.definition`), one after the
+other, as a user would run them by hand:
+
+1. the hybrid first stage, what ``clir search --hybrid --translate dict`` does with the
+   stored k1, b, encoder and weight (the index must hold that encoder's vectors);
+2. the reranking, what ``clir rerank score --model DIR/knrm.pt --depth D --interpolate λ``
+   does to that run with the stored depth and λ.
+
+The first stage's run is written beside the output (``<output>.first-stage``) while the
+reranker reads it, and removed after; the output is written once, whole.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clir_toolkit.errors import ClirError
+from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline
+
+TAG = "pipeline"
+
+
+def search_pipeline(
+    models: Path,
+    index: Path,
+    topics: Path,
+    output: Path,
+    collection: Path | None = None,
+    threads: int | None = None,
+    device: str = "auto",
+    tag: str = TAG,
+    quiet: bool = False,
+) -> Pipeline:
+    """Run the pipeline of the directory ``models`` on ``topics`` over ``index`` (documents
+    read from ``collection``, by default the one the index was built from) into the TREC run
+    ``output``; return the pipeline run."""
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.rerank.score import score_run
+    from clir_toolkit.search.dense import hybrid_search_to_run
+    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+
+    pipeline = read_pipeline(models)
+    stage = pipeline.first_stage
+    info = read_index_info(index)
+    if info.dense is None or info.dense.encoder != stage.encoder:
+        held = "no vectors" if info.dense is None else f"{info.dense.encoder}'s vectors"
+        raise ClirError(
+            f"{index}: the pipeline's first stage needs {stage.encoder}'s vectors and the index "
+            f"has {held}; add them with: clir index --collection {info.collection} --index {index} "
+            f"--dense {stage.encoder}"
+        )
+    read = read_topics(topics)
+    queries = build_queries(read, TranslationOptions(translate=stage.translate), info.language)
+    reranked = pipeline.reranking is not None
+    first = output.with_name(output.name + ".first-stage") if reranked else output
+    try:
+        hybrid_search_to_run(
+            index, queries, read, first, hybrid_weight=stage.hybrid_weight, hits=stage.hits,
+            tag=tag, encoder=stage.encoder, progress=not quiet, k1=stage.k1, b=stage.b,
+            structure=stage.structure, threads=threads,
+        )  # fmt: skip
+        if pipeline.reranking is not None:
+            score_run(
+                model_path(models, pipeline), collection or Path(info.collection), topics,
+                first, output, depth=pipeline.reranking.depth, device=device,
+                interpolate=pipeline.reranking.interpolate, tag=tag, verbose=not quiet,
+            )  # fmt: skip
+    finally:
+        if first != output:
+            first.unlink(missing_ok=True)
+    return pipeline

@@ -1,0 +1,132 @@
+"""``clir pipeline train|search``: one model trained on several collections, run on another
+collection as the stages would be run by hand."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+
+
+def collection_with_train_split(root: Path, name: str) -> Path:
+    """tiny-fr under another name, with a train split (its dev queries again: the plumbing,
+    not a benchmark)."""
+    collection = root / name
+    shutil.copytree(TINY_FR, collection)
+    shutil.copy(collection / "topics.dev.tsv", collection / "topics.train.tsv")
+    shutil.copy(collection / "qrels.dev.txt", collection / "qrels.train.txt")
+    manifest = json.loads((collection / "manifest.json").read_text(encoding="utf-8"))
+    manifest.update(name=name, splits=["train", "dev"])
+    (collection / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return collection
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A pipeline trained on two collections, and the directory they are in."""
+    root = tmp_path_factory.mktemp("pipeline")
+    for name in ("tiny-a", "tiny-b"):
+        collection_with_train_split(root, name)
+    result = run_clir("pipeline", "train", "--output", "models", "--collection", "tiny-a",
+                      "--collection", "tiny-b", cwd=root)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "tiny-a dev (6 queries): nDCG@10" in result.stdout
+    return root, root / "models"
+
+
+def test_train_writes_the_model_and_what_it_was_made_of(trained: tuple[Path, Path]) -> None:
+    _, models = trained
+    record = json.loads((models / "pipeline.json").read_text(encoding="utf-8"))
+    assert [entry["name"] for entry in record["trained_on"]] == ["tiny-a", "tiny-b"]
+    assert record["reranking"]["model"] == "knrm.pt" and (models / "knrm.pt").is_file()
+    assert record["reranking"]["interpolate"] == 0.4  # the default chosen by transfer
+    assert record["first_stage"]["encoder"] == "use-m3"
+    assert record["first_stage"]["k1"] == 1.5 and record["first_stage"]["b"] == 0.75
+    assert {entry["name"] for entry in record["dev"]} == {"tiny-a", "tiny-b"}
+    # The mixture holds both collections' documents under their own ids.
+    corpus = (models / "mixture" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    ids = [json.loads(line)["id"] for line in corpus]
+    assert len(ids) == 24 and ids[:2] == ["tiny-a:ls.1", "tiny-b:ls.1"]
+
+
+def test_a_second_train_retrains_nothing(trained: tuple[Path, Path]) -> None:
+    root, models = trained
+    made = (models / "knrm.pt").stat().st_mtime_ns
+    result = run_clir("pipeline", "train", "--output", "models", "--collection", "tiny-a",
+                      "--collection", "tiny-b", cwd=root)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "reusing" in result.stderr
+    assert "training" not in result.stderr and "indexing" not in result.stderr
+    assert "searching" not in result.stderr
+    assert (models / "knrm.pt").stat().st_mtime_ns == made
+
+
+def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: Path) -> None:
+    root, models = trained
+    collection = collection_with_train_split(tmp_path, "target")
+    index, topics = tmp_path / "index", collection / "topics.dev.tsv"
+    built = run_clir("index", "--collection", str(collection), "--index", str(index),
+                     "--dense", "use-m3")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
+                      "--topics", str(topics), "--output", str(tmp_path / "run.trec"))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "run.trec", "target"]
+
+    hybrid = tmp_path / "hybrid.trec"
+    by_hand = [
+        ("search", "--hybrid", "--translate", "dict", "--index", str(index), "--topics",
+         str(topics), "--output", str(hybrid), "--tag", "pipeline"),
+        ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
+         "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
+         "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
+    ]  # fmt: skip
+    for command in by_hand:
+        step = run_clir(*command)
+        assert step.returncode == 0, step.stderr
+    assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
+
+
+def test_an_index_without_the_vectors_is_refused_with_the_command_that_adds_them(
+    trained: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, models = trained
+    index = tmp_path / "index"
+    assert run_clir("index", "--collection", str(TINY_FR), "--index", str(index)).returncode == 0
+    result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
+                      "--topics", str(TINY_FR / "topics.dev.tsv"), "--output",
+                      str(tmp_path / "run.trec"))  # fmt: skip
+    assert_one_line_error(result, "needs use-m3's vectors", "clir index", "--dense use-m3")
+    assert not (tmp_path / "run.trec").exists()
+
+
+@pytest.mark.parametrize("damage", ["version", "model"])
+def test_a_pipeline_of_another_version_or_without_its_model_is_refused(
+    trained: tuple[Path, Path], fr_index: Path, tmp_path: Path, damage: str
+) -> None:
+    _, models = trained
+    copy = tmp_path / "models"
+    shutil.copytree(models, copy, ignore=shutil.ignore_patterns("mixture", "runs"))
+    if damage == "version":
+        record = json.loads((copy / "pipeline.json").read_text(encoding="utf-8"))
+        record["toolkit_version"] = "0.0.1"
+        (copy / "pipeline.json").write_text(json.dumps(record), encoding="utf-8")
+        expected = "written by clir_toolkit 0.0.1"
+    else:
+        (copy / "knrm.pt").unlink()
+        expected = "knrm.pt: missing"
+    result = run_clir("pipeline", "search", "--models", str(copy), "--index", str(fr_index),
+                      "--topics", str(TINY_FR / "topics.dev.tsv"), "--output",
+                      str(tmp_path / "run.trec"))  # fmt: skip
+    assert_one_line_error(result, expected, "clir pipeline train")
+
+
+def test_training_on_a_collection_without_a_train_split_is_refused(tmp_path: Path) -> None:
+    result = run_clir("pipeline", "train", "--output", str(tmp_path / "models"),
+                      "--collection", str(TINY_FR), "--workdir", str(tmp_path))  # fmt: skip
+    assert_one_line_error(result, "no train split")
+    assert not (tmp_path / "indexes").exists()
