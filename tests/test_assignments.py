@@ -116,6 +116,22 @@ def test_a_broken_module_fails_the_checks_it_breaks(name: str, tmp_path: Path, t
     assert not result.passed and 0 < result.earned < result.points
 
 
+def test_a_skeleton_that_cannot_be_written_leaves_no_directory_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on a full disk: the directories made for the skeleton are removed again, the
+    ones that were there are kept."""
+    import clir_toolkit.files
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(clir_toolkit.files, "atomic_write", full)
+    with pytest.raises(OSError, match="No space"):
+        write_skeleton(assignment("sosl"), tmp_path / "course" / "work")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("name", list(ASSIGNMENTS))
 def test_a_skeleton_imports_and_scores_zero(name: str, tmp_path: Path, tiny: Path) -> None:
     item = assignment(name)
@@ -219,6 +235,11 @@ HOSTILE = {
         "def sosl(scores, grades, thresholds=None):\n    return bytearray(8 << 30)\n",
         "FAIL: ran out of memory inside sosl() (the limit is 1.5 GiB)",
         EVERY_CHECK_FAILS,
+    ),
+    "the grader stopped by its process id": (
+        HINGE + "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n",
+        "FAIL: SOSL(r=0.9, grade 0)",
+        "score: 3 / 10 (not yet)",
     ),
     "the grader patched at import": (
         HINGE + "import clir_toolkit.teaching.grading as grading\n"

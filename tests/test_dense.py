@@ -339,6 +339,13 @@ def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
     [
         (["--dense", "--hybrid"], "choose one of --dense"),
         (["--encoder", "use-m3"], "options of --dense and --hybrid"),
+        (["--hybrid-weight", "0.3"], "add --hybrid"),
+        (["--dense", "--hybrid-weight", "0.3"], "add --hybrid"),
+        # translation options that only another translator reads would be ignored silently
+        (["--hybrid", "--translate", "dict", "--mt", "file:mt.tsv"],
+         "--mt is an option of --translate mt, not of --translate dict"),
+        (["--translate", "none", "--embed", "e.vec"], "--embed is an option of --translate"),
+        (["--translate", "dict", "--parallel", "p.tsv"], "add --dict-mode weighted"),
     ],
 )
 def test_dense_options_out_of_place_are_one_line_usage_errors(

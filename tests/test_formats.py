@@ -67,6 +67,16 @@ def test_tsv_topics_with_bom_and_crlf(tmp_path: Path) -> None:
     ]
 
 
+def test_a_byte_order_mark_inside_a_run_names_its_line(tmp_path: Path) -> None:
+    """Two runs joined with cat: the second's mark would hide in its first qid, whose query
+    would then score 0 without a word."""
+    first = b"\xef\xbb\xbfq1 Q0 d1 1 2.0 a\n"
+    path = write(tmp_path, "joined.trec", first + first.replace(b"q1", b"q2"))
+    with pytest.raises(FormatError, match=r"joined.trec:2: a byte-order mark starts the line"):
+        read_run(path)
+    assert read_run(write(tmp_path, "one.trec", first))[0].qid == "q1"
+
+
 def test_txt_topics_with_tab_are_tsv(tmp_path: Path) -> None:
     path = write(tmp_path, "queries.txt", "7\tseven\n")
     assert read_topics(path) == [Topic("7", "seven")]

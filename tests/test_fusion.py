@@ -102,6 +102,8 @@ def test_clir_fuse_writes_the_fused_run(tmp_path: Path) -> None:
         (["--weights", "0.5", "0.5"], "one weight per run: 3 runs, 2 weights"),
         (["--weights", "1", "-1", "1"], "--weights"),
         (["--rrf-k", "0"], "--rrf-k"),
+        (["--tag", ""], "argument --tag: empty tag"),
+        (["--tag", "a b"], "contains whitespace"),
     ],
 )
 def test_clir_fuse_refuses_bad_options_in_one_line_and_writes_nothing(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import add_options
+from clir_toolkit.cli.options import add_options, run_tag
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -26,7 +26,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="TREC runs (two or more)")
     add_output(p, "--output", stdout=True, required=True, help="the fused TREC run to write")
-    p.add_argument("--tag", help="run tag, the 6th column (default: the method's name)")
+    p.add_argument(
+        "--tag", type=run_tag, help="run tag, the 6th column (default: the method's name)"
+    )
     add_options(p, FUSION_PARAMS.values())
     p.set_defaults(handler=cmd_fuse)
 

@@ -87,6 +87,21 @@ def _dense_options(parser: argparse.ArgumentParser) -> None:
 
     group = parser.add_argument_group("dense and hybrid first stages (clir index --dense)")
     add_options(group, DENSE_PARAMS.values())
+    # None until given, so that --hybrid-weight without --hybrid can be refused (its default
+    # applies in cmd_search).
+    parser.set_defaults(hybrid_weight=None)
+
+
+def run_tag(value: str) -> str:
+    """``--tag``'s type: the 6th column of a TREC run, refused as the option's value (empty,
+    with whitespace, ...) rather than as the output file's line."""
+    from clir_toolkit.errors import FormatError
+    from clir_toolkit.formats.checks import check_id
+
+    try:
+        return check_id("--tag", None, "tag", value)
+    except FormatError as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
 
 
 def _read_topics(args: argparse.Namespace) -> list:

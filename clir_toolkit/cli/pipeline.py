@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import add_options
+from clir_toolkit.cli.options import add_options, run_tag
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -66,7 +66,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--collection", type=Path, help="the documents (default: the index's collection)"
     )
     add_output(s, "--output", required=True, help="TREC run file to write")
-    s.add_argument("--tag", default="pipeline", help="run tag, the 6th column (default: pipeline)")
+    s.add_argument("--tag", default="pipeline", type=run_tag,
+                   help="run tag, the 6th column (default: pipeline)")  # fmt: skip
     s.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                    help="where the reranker scores (default: a GPU when there is one)")  # fmt: skip
     add_options(s, [BM25_PARAMS["threads"]])

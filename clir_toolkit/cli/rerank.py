@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import _ray_cluster, _ray_options, add_options, given_values
+from clir_toolkit.cli.options import (
+    _ray_cluster,
+    _ray_options,
+    add_options,
+    given_values,
+    run_tag,
+)
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.rerank import DEFAULT_ENCODER as DEFAULT_RERANKER
@@ -92,7 +98,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     t.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
     t.add_argument("--cache-dir", type=Path)
-    t.add_argument("--tag")
+    t.add_argument("--tag", type=run_tag)
     _ray_options(t, "score the batches in parallel, --model only (the run file is the same "
                  "as without)", workers="actors, each with the model loaded (default: the "
                  "cluster's GPUs, else its CPUs)")  # fmt: skip

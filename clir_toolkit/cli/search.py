@@ -21,6 +21,7 @@ from clir_toolkit.cli.options import (
     _topic_options,
     _translation,
     _translation_options,
+    run_tag,
 )
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
@@ -38,7 +39,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     _topic_options(p)
     add_output(p, "--output", stdout=True, required=True, help="TREC run file to write")
     _bm25_options(p)
-    p.add_argument("--tag", default="clir", help="run tag, the 6th column (default: clir)")
+    p.add_argument("--tag", default="clir", type=run_tag,
+                   help="run tag, the 6th column (default: clir)")  # fmt: skip
     _translation_options(p)
     _feedback_options(p)
     _dense_options(p)
@@ -64,10 +66,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from clir_toolkit.index import read_index_info
     from clir_toolkit.search import search_to_run
+    from clir_toolkit.search.dense import DENSE_PARAMS
     from clir_toolkit.translate.pipeline import build_queries
 
     if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
         raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
+    if args.hybrid_weight is None:
+        args.hybrid_weight = DENSE_PARAMS["hybrid_weight"].default
+    elif not args.hybrid:
+        raise UsageError("--hybrid-weight is the dense run's weight in --hybrid: add --hybrid")
     info = read_index_info(args.index)  # once: the searcher is handed it
     language = info.language
     translation = _translation(args)

@@ -28,7 +28,8 @@ def iter_lines(path: PathLike) -> Generator[tuple[int, str], None, None]:
     """Yield ``(line_number, text)`` for each line, decoded strictly as UTF-8.
 
     The file is read as bytes so that a decoding error can name its line. A UTF-8 BOM at the
-    start and the ``\\r`` of ``\\r\\n`` line endings are removed; ``.gz`` files are
+    start and the ``\\r`` of ``\\r\\n`` line endings are removed; a BOM at the start of
+    another line (files joined with ``cat``) is refused, naming its line; ``.gz`` files are
     decompressed on the fly.
     """
     path = Path(path)
@@ -40,7 +41,12 @@ def iter_lines(path: PathLike) -> Generator[tuple[int, str], None, None]:
         number = 0
         try:
             for number, raw in enumerate(handle, start=1):
-                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                if raw.startswith(codecs.BOM_UTF8):
+                    if number > 1:
+                        raise FormatError(
+                            path, number, "a byte-order mark starts the line: two files "
+                            "joined into one?", "remove the mark (bytes EF BB BF)",
+                        )  # fmt: skip
                     raw = raw[len(codecs.BOM_UTF8) :]
                 raw = raw.rstrip(b"\n")
                 if raw.endswith(b"\r"):

@@ -209,7 +209,7 @@ def fuse_runs(
     runs = [read_run(path) for path in paths]
     rows = fuse(
         runs, method, weights=weights, normalisation=normalisation, rrf_k=rrf_k, depth=depth,
-        tag=tag or method,
+        tag=method if tag is None else tag,
     )  # fmt: skip
     write_run(output, rows)
     queries = len({row.qid for row in rows})

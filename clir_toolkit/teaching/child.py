@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import pickle
 import resource
+import signal
 import sys
 import time
 import traceback
@@ -28,6 +30,7 @@ def main() -> None:
     """Serve the grader until it closes the pipe."""
     reading, writing, assignment_name, memory, source = sys.argv[1:6]
     reading_fd, writing_fd = int(reading), int(writing)
+    _behind_a_shield(reading_fd, writing_fd)
     with contextlib.suppress(ValueError, OSError):  # a system that refuses it (macOS may)
         resource.setrlimit(resource.RLIMIT_AS, (int(memory), int(memory)))
     import torch  # noqa: F401 (before the student's code, as the grader's own import)
@@ -41,6 +44,31 @@ def main() -> None:
     # No deadline here: the grader decides how long to wait, and kills this process.
     while (payload := receive(reading_fd, time.monotonic() + 10**9)) is not None:
         server.handle(pickle.loads(payload))
+
+
+def _behind_a_shield(*pipes: int) -> None:
+    """Fork once: this process becomes the *shield*, which waits for its child and exits as
+    it did; the child goes on to serve the grader. The student's code then sees the shield
+    as its parent (``os.getppid()``), so that a module that stops or kills its parent stops
+    the shield, not the grader, whose deadline still ends both (they share a process group
+    of their own, which the grader kills). The shield closes its copies of the pipes, so
+    that the grader sees them close when the child ends."""
+    child = os.fork()
+    if child == 0:
+        return
+    for fd in pipes:
+        os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # killed by a signal: end the same way, so the grader says which
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 1)
 
 
 class _Server:

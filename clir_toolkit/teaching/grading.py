@@ -25,6 +25,7 @@ stay here, out of its reach, with a wall-clock limit per check and a memory limi
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -135,7 +136,8 @@ def student_path(directory: Path, assignment: Assignment) -> Path:
 
 def write_skeleton(assignment: Assignment, directory: Path) -> Path:
     """Write the assignment's skeleton into ``directory``; an existing file (the student's
-    work) is never replaced."""
+    work) is never replaced, and directories made for a skeleton that could not be written
+    (a full disk) are removed again."""
     from clir_toolkit.files import atomic_write
 
     path = student_path(directory, assignment)
@@ -144,9 +146,16 @@ def write_skeleton(assignment: Assignment, directory: Path) -> Path:
             f"{path} exists: it may hold your work, so it is left as it is "
             "(move it away to start again)"
         )
+    made = [parent for parent in (directory, *directory.parents) if not parent.exists()]
     directory.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as handle:
-        handle.write(assignment.skeleton)
+    try:
+        with atomic_write(path) as handle:
+            handle.write(assignment.skeleton)
+    except BaseException:
+        for parent in made:  # the deepest first
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+        raise
     return path
 
 

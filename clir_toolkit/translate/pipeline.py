@@ -167,6 +167,7 @@ def make_translator(options: TranslationOptions, target_lang: str) -> Translator
     if not found.builtin:
         return _checked(found.factory(target_lang), "translate", found,
                         "clir_toolkit.translate.Translator")  # fmt: skip
+    _refuse_options_of_others(options, found)
     _require(options, found)
     translator: Translator = found.factory(target_lang, options)
     return translator
@@ -181,6 +182,23 @@ def make_expander(options: TranslationOptions) -> Any:
     if found.builtin:
         return found.factory(options)
     return _checked(found.factory(), "expand", found, "clir_toolkit.plugins")
+
+
+def _refuse_options_of_others(options: TranslationOptions, found: registry.Component) -> None:
+    """Refuse an option set away from its default that only another built-in translator
+    reads (``--mt`` with ``--translate dict``): it would be ignored without a word."""
+    own = {param.name for param in found.params}
+    for other in registry.builtins("translators").values():
+        for param in other.params:
+            if param.name in own:
+                continue
+            default = TRANSLATION_PARAMS[param.name].default
+            if getattr(options, param.name) != default:
+                translate = TRANSLATION_PARAMS["translate"].flag
+                raise UsageError(
+                    f"{param.flag} is an option of {translate} {other.name}, not of "
+                    f"{translate} {found.name}: drop it or choose {translate} {other.name}"
+                )
 
 
 def _require(options: TranslationOptions, found: registry.Component) -> None:

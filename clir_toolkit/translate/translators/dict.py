@@ -47,6 +47,10 @@ def dictionary_translator(target_lang: str, options: TranslationOptions) -> Dict
             f"no default dictionary for documents in '{target_lang}' "
             f"(pass {flag} freedict:eng-XXX, cedict or a TSV file)"
         )
+    if options.parallel and options.dict_mode != "weighted":
+        parallel, mode = DICTIONARY_PARAMS["parallel"].flag, DICTIONARY_PARAMS["dict_mode"].flag
+        raise UsageError(f"{parallel} weights the candidates of {mode} weighted only: add "
+                         f"{mode} weighted or drop {parallel}")  # fmt: skip
     dictionary = load_dictionary(spec)
     probabilities = None
     if options.dict_mode == "weighted" and options.parallel:
