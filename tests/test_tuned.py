@@ -261,3 +261,41 @@ def test_the_config_checks_its_values(tmp_path: Path) -> None:
         TunedConfig(**paths, lr=0.0)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="all three of --dev-topics"):
         TunedConfig(**paths, dev_topics=tmp_path / "t")  # type: ignore[arg-type]
+
+
+def test_a_model_of_another_dimension_is_one_line_before_any_vector_is_read(
+    tmp_path: Path,
+) -> None:
+    """A file whose towers take 64-dimensional vectors, recorded as fine-tuned over use-m3
+    (512): ``--hybrid --model`` and ``clir rerank score`` name the model and the dimensions
+    instead of failing inside a matrix product."""
+    from clir_toolkit.encoders import encoder_fingerprint
+    from clir_toolkit.rerank.model_io import save_torch
+    from clir_toolkit.rerank.sentence.tuned_model import MODEL_TYPE
+    from tests.conftest import TINY_FR
+
+    model = TunedEncoder(64)
+    path = tmp_path / "small.pt"
+    save_torch(path, {
+        "format": MODEL_FORMAT, "model_type": MODEL_TYPE, "config": model.config(),
+        "state_dict": model.state_dict(), "encoder": "use-m3",
+        "encoder_fingerprint": encoder_fingerprint("use-m3"), "max_chars": 2000,
+    })  # fmt: skip
+    index = tmp_path / "index"
+    built = run_clir("index", "--collection", str(TINY_FR), "--index", str(index), "--dense")
+    assert built.returncode == 0, built.stderr
+    topics = str(TINY_FR / "topics.dev.tsv")
+    searched = run_clir("search", "--index", str(index), "--topics", topics, "--hybrid",
+                        "--translate", "dict", "--model", str(path), "--output",
+                        str(tmp_path / "h.trec"))  # fmt: skip
+    assert_one_line_error(searched, f"{path}: its towers take vectors of 64 dimensions",
+                          "vectors have 512")  # fmt: skip
+    first = tmp_path / "bm25.trec"
+    assert run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                    str(first)).returncode == 0  # fmt: skip
+    scored = run_clir("rerank", "score", "--model", str(path), "--collection", str(TINY_FR),
+                      "--topics", topics, "--run", str(first), "--output",
+                      str(tmp_path / "r.trec"))  # fmt: skip
+    assert_one_line_error(scored, f"{path}: its towers take vectors of 64 dimensions",
+                          "makes 512")  # fmt: skip
+    assert not (tmp_path / "h.trec").exists() and not (tmp_path / "r.trec").exists()

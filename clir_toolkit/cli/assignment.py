@@ -7,8 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import ranged
 
 DEFAULT_DIR = Path("assignments")
+MAX_TIME_LIMIT = 7 * 24 * 3600.0
+"""The longest --time-limit, in seconds (a week): a larger one would overflow the clock."""
+MAX_MEMORY_GIB = 1 << 20
+"""The largest --memory-limit, in GiB (a pebibyte): a larger one overflows RLIMIT_AS."""
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -49,7 +54,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--time-limit",
-        type=_positive_number,
+        type=ranged("--time-limit", float, minimum=None, above=0, maximum=MAX_TIME_LIMIT),
         default=60.0,
         metavar="SECONDS",
         help="wall-clock time the module may take per check, its import included (default: "
@@ -57,25 +62,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument(
         "--memory-limit",
-        type=_positive_number,
+        type=ranged("--memory-limit", float, minimum=None, above=0, maximum=MAX_MEMORY_GIB),
         default=4.0,
         metavar="GIB",
         help="address space of the module's process, in GiB (default: 4; torch alone "
         "takes about 0.7)",
     )
-
-
-def _positive_number(text: str) -> float:
-    """A finite number above 0, for argparse."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number above 0")
-    return value
 
 
 def cmd_list(args: argparse.Namespace) -> int:

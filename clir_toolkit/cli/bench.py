@@ -15,7 +15,9 @@ from clir_toolkit.cli.options import (
     _topic_options,
     _translation,
     _translation_options,
+    ranged,
 )
+from clir_toolkit.compute.threads import MAX_THREADS
 from clir_toolkit.errors import UsageError
 
 DENSE_DOCUMENTS = 200
@@ -41,12 +43,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     _topic_options(b)
     _bm25_options(b)
     _translation_options(b)
-    b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    b.add_argument("--repeat", type=ranged("--repeat", maximum=1000), default=3,
+                   help="timed repetitions, best kept (default 3)")  # fmt: skip
     _ray_options(b, "instead: time clir search against one process (warm, the cluster's "
                  "start apart)", workers="with --ray: chunks of topics")  # fmt: skip
     b.add_argument(
         "--shards",
-        type=int,
+        type=ranged("--shards", maximum=MAX_THREADS),
         default=1,
         metavar="N",
         help="with --ray: index the collection again into N shards on the cluster and one "
@@ -117,7 +120,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     b.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
     b.add_argument(
         "--threads",
-        type=int,
+        type=ranged("--threads", maximum=MAX_THREADS),
         help="CPU threads for torch (default: the toolkit's choice, all cores but one, "
         "unless OMP_NUM_THREADS is set)",
     )
@@ -166,7 +169,7 @@ def _register_dense(bench: Any, common: argparse.ArgumentParser) -> None:
     b.add_argument(
         "--threads",
         nargs="+",
-        type=int,
+        type=ranged("--threads", maximum=MAX_THREADS),
         metavar="N",
         help="thread counts measured (default: 1 and the usable cores)",
     )
@@ -183,7 +186,8 @@ def _register_dense(bench: Any, common: argparse.ArgumentParser) -> None:
         "--ef-search", type=int, metavar="EF", help="HNSW's candidate list (default: clir "
         "search's, raised to --hits when smaller)",
     )  # fmt: skip
-    b.add_argument("--repeat", type=int, default=3, help="timed repetitions, best kept (default 3)")
+    b.add_argument("--repeat", type=ranged("--repeat", maximum=1000), default=3,
+                   help="timed repetitions, best kept (default 3)")  # fmt: skip
     b.set_defaults(handler=cmd_bench_dense)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import ranged
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 from clir_toolkit.evaluate.compare import DEFAULT_MEASURE, DEFAULT_TOP
@@ -37,7 +38,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--topics", type=Path, help="topics, to show the text of each query listed")
     p.add_argument(
         "--top",
-        type=int,
+        type=ranged("--top"),
         default=DEFAULT_TOP,
         metavar="K",
         help=f"list the K largest wins and losses (default: {DEFAULT_TOP})",

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import ranged
 from clir_toolkit.cli.outputs import add_output
+from clir_toolkit.compute.threads import MAX_THREADS
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -33,10 +35,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("--epochs", type=int, default=20)
     e.add_argument("--min-count", type=int, default=3)
     e.add_argument("--window", type=int, default=5)
-    e.add_argument("--seed", type=int, default=1)
+    e.add_argument("--seed", type=ranged("--seed", minimum=0, maximum=2**31 - 1), default=1)
     e.add_argument("--refine", type=int, default=2, choices=range(6), metavar="0..5")
     e.add_argument("--test-fraction", type=float, default=0.2)
-    e.add_argument("--workers", type=int, default=1, help="1 keeps training deterministic")
+    e.add_argument("--workers", type=ranged("--workers", maximum=MAX_THREADS), default=1,
+                   help="1 keeps training deterministic")  # fmt: skip
     e.add_argument("--work-dir", type=Path, help="keep the collected text here")
     e.add_argument(
         "--no-cache",

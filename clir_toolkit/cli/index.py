@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import _ray_cluster, _ray_options
+from clir_toolkit.cli.options import _ray_cluster, _ray_options, ranged
 from clir_toolkit.cli.outputs import add_output
+from clir_toolkit.compute.threads import MAX_THREADS
 from clir_toolkit.errors import UsageError
 from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
@@ -35,7 +36,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--threads",
-        type=int,
+        type=ranged("--threads", maximum=MAX_THREADS),
         help="indexing threads (default: all cores; with --ray, 1 per shard)",
     )
     p.add_argument(
@@ -45,7 +46,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--shards",
-        type=int,
+        type=ranged("--shards", maximum=MAX_THREADS),
         default=1,
         metavar="N",
         help="split the documents into N Lucene indexes, searched as one with the statistics "
@@ -62,7 +63,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--hnsw",
-        type=int,
+        type=ranged("--hnsw", minimum=0),
         default=0,
         metavar="M",
         help="with --dense, also store an approximate index of the vectors (Faiss' HNSW "

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clir_toolkit.compute.threads import MAX_THREADS
 from clir_toolkit.errors import UsageError
 from clir_toolkit.params import Param, ParamError
 
@@ -92,6 +93,17 @@ def _dense_options(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(hybrid_weight=None)
 
 
+def ranged(flag: str, kind: type = int, minimum: float | None = 1,
+           maximum: float | None = None, above: float | None = None) -> Any:
+    """argparse's ``type`` for an option declared here rather than by a component: a number
+    in [``minimum``, ``maximum``] (or greater than ``above``; integers also at most
+    2,147,483,647), refused in the words of a declared option's (:func:`option_type`)."""
+    name = flag.lstrip("-").replace("-", "_")
+    return option_type(
+        Param(name, kind, minimum=minimum, maximum=maximum, above=above, flag=flag)
+    )
+
+
 def run_tag(value: str) -> str:
     """``--tag``'s type: the 6th column of a TREC run, refused as the option's value (empty,
     with whitespace, ...) rather than as the output file's line."""
@@ -135,7 +147,8 @@ def _ray_options(parser: argparse.ArgumentParser, what: str, workers: str | None
         "ray://HOST:PORT, or local:N (N CPUs here, for this command)",
     )
     if workers:
-        group.add_argument("--workers", type=int, metavar="N", help=workers)
+        group.add_argument("--workers", type=ranged("--workers", maximum=MAX_THREADS), metavar="N",
+                           help=workers)  # fmt: skip
 
 
 def _ray_cluster(args: argparse.Namespace) -> tuple[ClusterSpec, dict[str, str] | None]:

@@ -13,6 +13,7 @@ from clir_toolkit.cli.options import (
     _ray_options,
     add_options,
     given_values,
+    ranged,
     run_tag,
 )
 from clir_toolkit.cli.outputs import add_output
@@ -110,7 +111,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument("--collection", required=True, type=Path)
     t.add_argument("--topics", required=True, type=Path)
     t.add_argument("--run", required=True, type=Path)
-    t.add_argument("--depth", type=int, default=10)
+    t.add_argument("--depth", type=ranged("--depth"), default=10)
     add_output(
         t,
         "--plot",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import _read_topics, _topic_options
+from clir_toolkit.cli.options import _read_topics, _topic_options, ranged
 from clir_toolkit.cli.outputs import add_output
 from clir_toolkit.errors import UsageError
 
@@ -37,7 +37,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also look words up by their WordNet base form (files → file)",
     )
-    r.add_argument("--top", type=int, default=20, help="most frequent missing words shown")
+    r.add_argument("--top", type=ranged("--top"), default=20,
+                   help="most frequent missing words shown")  # fmt: skip
     r.set_defaults(handler=cmd_resource_coverage)
     r = resource.add_parser(
         "parallel",

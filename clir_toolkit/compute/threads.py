@@ -30,6 +30,10 @@ import os
 from clir_toolkit.errors import UsageError
 
 ENVIRONMENT = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+MAX_THREADS = 1024
+"""The most threads, processes or shards any count option accepts (``--threads``,
+``--shards``, ``--workers``): far above the cores of any machine the toolkit runs on, far
+below what would exhaust memory one object each (2³¹ threads)."""
 
 
 def usable_cores() -> int:

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from clir_toolkit.params import Param, check_options, declare, with_defaults
+from clir_toolkit.params import MAX_WEIGHT, Param, check_options, declare, with_defaults
 
 FEEDBACK_METHODS = ("rocchio", "rm3")
 RM3_ORIGINAL_WEIGHT = 0.5
@@ -86,9 +86,9 @@ FEEDBACK_PARAMS = {
         Param("fb_docs", int, doc="feedback documents", minimum=1, flag="--fb-docs"),
         Param("fb_terms", int, doc="feedback terms", minimum=1, flag="--fb-terms"),
         Param("alpha", float, doc="Rocchio: weight of the original query", minimum=0,
-              flag="--alpha"),
+              maximum=MAX_WEIGHT, flag="--alpha"),
         Param("beta", float, doc="Rocchio: weight of the feedback terms", minimum=0,
-              flag="--beta"),
+              maximum=MAX_WEIGHT, flag="--beta"),
     ), Feedback),
     "original_weight": Param("original_weight", float, RM3_ORIGINAL_WEIGHT,
                              "RM3: weight of the original query", minimum=0, maximum=1,

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
-from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.params import MAX_WEIGHT, Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 WORDNET_PARAMS = declare(
     Param("wordnet_synonyms", int, doc="WordNet synonyms added per term", minimum=0,
           flag="--wordnet-synonyms"),
     Param("wordnet_weight", float, doc="weight of a synonym relative to the original word",
-          minimum=0, flag="--wordnet-weight"),
+          minimum=0, maximum=MAX_WEIGHT, flag="--wordnet-weight"),
 )  # fmt: skip
 """The options of WordNet expansion (``clir search --expand wordnet``, a recipe's
 ``[search]``); their defaults are those of

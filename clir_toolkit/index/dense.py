@@ -23,13 +23,21 @@ from clir_toolkit.vectors import (
     write_vectors,
 )
 
+MAX_HNSW_M = 512
+"""The most neighbours a node of the HNSW graph may have: Faiss' graphs are built with M of
+4 to 64 (Malkov and Yashunin 2018, §4, found no gain past 48); a larger M only multiplies
+the graph's memory (and Faiss takes a C int)."""
+
 
 def check_hnsw(hnsw: int, encoder: str | None) -> None:
-    """Refuse an HNSW ``M`` below 2 (0: no graph), or a graph without vectors."""
+    """Refuse an HNSW ``M`` below 2 (0: no graph) or above :data:`MAX_HNSW_M`, or a graph
+    without vectors."""
     if hnsw and encoder is None:
         raise UsageError("--hnsw needs --dense: it is the graph of the dense vectors")
-    if hnsw < 0 or hnsw == 1:
-        raise UsageError(f"--hnsw must be at least 2 neighbours a node, or 0 (got {hnsw})")
+    if hnsw < 0 or hnsw == 1 or hnsw > MAX_HNSW_M:
+        raise UsageError(
+            f"--hnsw must be between 2 and {MAX_HNSW_M} neighbours a node, or 0 (got {hnsw})"
+        )
 
 
 def _sidecar_names(index: Path, file: str) -> bool:

@@ -136,12 +136,27 @@ def read_index_info(index: str | Path) -> IndexInfo:
         raise FormatError(sidecar, None, problem, rebuild)
     if "dense" in values:
         values["dense"] = record_from_json(sidecar, values["dense"], rebuild)
+        _check_encoder(sidecar, values["dense"].encoder)
     info = IndexInfo(**values)
     info.analyzer  # noqa: B018  (validates the analyzer kind)
     language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
     if language_problem is not None:
         raise FormatError(sidecar, None, f"the index's 'language': {language_problem}", rebuild)
     return info
+
+
+def _check_encoder(sidecar: Path, encoder: str) -> None:
+    """Refuse vectors recorded as made by an encoder that is not installed here: a damaged
+    sidecar, or a plug-in removed since (the sidecar is named, not the user's options)."""
+    from clir_toolkit.encoders import ENCODER_NAMES
+
+    if encoder not in ENCODER_NAMES:
+        raise FormatError(
+            sidecar,
+            None,
+            f"'dense.encoder' {json.dumps(encoder)[:40]} is no encoder installed here",
+            "add the vectors again: clir index --collection DIR --index IDX --dense NAME",
+        )
 
 
 def write_sidecar(index_dir: Path, info: IndexInfo) -> None:

@@ -57,6 +57,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from clir_toolkit import jvm
 from clir_toolkit.analysis import shared_analyzer
+from clir_toolkit.compute.threads import MAX_THREADS
+from clir_toolkit.errors import ClirError
 from clir_toolkit.index import IndexInfo, open_reader, read_index_info
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import QueryTerm, StructuredQuery
@@ -94,7 +96,7 @@ BM25_PARAMS = declare(
           "0.05-0.15 nDCG@10 ahead of 'or' in five languages, within 0.011 in it and ru; 'or' "
           "for untranslated and machine-translated text, which has no alternatives to pool"),
     Param("threads", int, None, "threads searching the topics, each one query at a time",
-          minimum=1, optional=True, flag="--threads",
+          minimum=1, maximum=MAX_THREADS, optional=True, flag="--threads",
           note="default: the cores this process may use; on the French man pages' 1,059 "
           "topics, 2 threads on 2 cores took 0.60-0.64 of one thread's wall time"),
 )  # fmt: skip
@@ -323,12 +325,21 @@ class Searcher:
         With ``feedback`` (Rocchio or RM3), a first search finds the feedback documents
         and the query is expanded with their terms before the final search.
         """
-        lucene_query = self.lucene_query(query, structure)
-        if lucene_query is None:
-            return []
-        if feedback is not None:
-            lucene_query = feedback.expand(self, lucene_query, len(self.analysed(query)))
-        return self.search_lucene(lucene_query, hits)
+        try:
+            lucene_query = self.lucene_query(query, structure)
+            if lucene_query is None:
+                return []
+            if feedback is not None:
+                lucene_query = feedback.expand(self, lucene_query, len(self.analysed(query)))
+            return self.search_lucene(lucene_query, hits)
+        except Exception as exc:
+            if jvm.is_java_exception(exc) and "TooManyClauses" in str(exc.classname):  # type: ignore[attr-defined]
+                raise ClirError(
+                    f"topic {query.qid}: its query has more terms than Lucene searches at once "
+                    "(1,024 clauses); shorten it, or ask for fewer alternatives a term "
+                    "(--embed-top, --wordnet-synonyms, --fb-terms)"
+                ) from None
+            raise
 
     def collection_statistics(self) -> tuple[int, float]:
         """(documents with text, their mean length in tokens): BM25's N and avgdl."""
@@ -367,8 +378,11 @@ class Searcher:
 
     def search_lucene(self, lucene_query: Any, hits: int) -> list[Hit]:
         """The top ``hits`` documents of a Lucene ``Query`` (one built here, or elsewhere as
-        by feedback expansion), best first, ties by docid descending (module docstring)."""
-        found = self._hits(self._searcher.search(lucene_query, int(hits) + 1))
+        by feedback expansion), best first, ties by docid descending (module docstring).
+        More hits than the index has documents are as many as it has: Lucene caps them so,
+        and one more than 2,147,483,647 would not reach it (a Java int)."""
+        hits = min(int(hits), max(1, self.info.documents))
+        found = self._hits(self._searcher.search(lucene_query, hits + 1))
         if len(found) > hits and found[hits].score == found[hits - 1].score:
             # Tied at the cut-off: which tied documents are kept depends on their docids.
             return self._hits(self._searcher.search(lucene_query, int(hits), self._sort, True))

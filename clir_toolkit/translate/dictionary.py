@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
-from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.params import MAX_WEIGHT, Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 DICT_MODES = ("all", "first", "weighted")
@@ -67,8 +67,8 @@ DICTIONARY_PARAMS = declare(
           "on parallel text, better still where such text exists, but it needs that file"),
     Param("keep_source", float, doc="--translate dict: keep the English word beside its "
           "translations, at W times the weight of the best one; 0: translations only",
-          minimum=0, flag="--keep-source", metavar="W", note="man pages keep many English "
-          "words; on the dev split it raised nDCG@10 in all seven languages"),
+          minimum=0, maximum=MAX_WEIGHT, flag="--keep-source", metavar="W", note="man pages "
+          "keep many English words; on the dev split it raised nDCG@10 in all seven languages"),
     Param("parallel", str, doc="--dict-mode weighted: parallel text to estimate "
           "p(target|source)", flag="--parallel", metavar="FILE.tsv"),
 )  # fmt: skip

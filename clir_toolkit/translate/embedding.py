@@ -26,7 +26,7 @@ from typing import Any
 from clir_toolkit.analysis import ENGLISH_STOP_WORDS
 from clir_toolkit.encoders import unit_rows
 from clir_toolkit.errors import UsageError, missing_file
-from clir_toolkit.params import Param, check_options, declare
+from clir_toolkit.params import MAX_WEIGHT, Param, check_options, declare
 from clir_toolkit.query import Alternative, QueryTerm, StructuredQuery, source_words
 
 EMBEDDING_PARAMS = declare(
@@ -37,9 +37,9 @@ EMBEDDING_PARAMS = declare(
     Param("embed_top", int, doc="embedding candidates per term", minimum=1,
           flag="--embed-top"),
     Param("w_major", float, doc="equation 5.2: weight of the term", minimum=0,
-          flag="--w-major"),
+          maximum=MAX_WEIGHT, flag="--w-major"),
     Param("w_context", float, doc="equation 5.2: weight of the context", minimum=0,
-          flag="--w-context"),
+          maximum=MAX_WEIGHT, flag="--w-context"),
 )  # fmt: skip
 """The options of embedding translation (``clir search --translate embed``, a recipe's
 ``[search]``); their defaults are those of

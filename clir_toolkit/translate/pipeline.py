@@ -185,15 +185,17 @@ def make_expander(options: TranslationOptions) -> Any:
 
 
 def _refuse_options_of_others(options: TranslationOptions, found: registry.Component) -> None:
-    """Refuse an option set away from its default that only another built-in translator
-    reads (``--mt`` with ``--translate dict``): it would be ignored without a word."""
+    """Refuse a resource option that only another built-in translator reads (``--mt`` with
+    ``--translate dict``): it would be ignored without a word. Only the options that are
+    absent unless given (a dictionary, a parallel text, an MT system, an embedding space)
+    are told apart this way; a weight always has a value (recipes default some of them
+    otherwise), and a weight of an unused translator changes nothing."""
     own = {param.name for param in found.params}
     for other in registry.builtins("translators").values():
         for param in other.params:
-            if param.name in own:
+            if param.name in own or TRANSLATION_PARAMS[param.name].default is not None:
                 continue
-            default = TRANSLATION_PARAMS[param.name].default
-            if getattr(options, param.name) != default:
+            if getattr(options, param.name) is not None:
                 translate = TRANSLATION_PARAMS["translate"].flag
                 raise UsageError(
                     f"{param.flag} is an option of {translate} {other.name}, not of "

@@ -142,6 +142,11 @@ def score_run_tuned(
 
     model, record = load_tuned(path, data)
     encoder = load_encoder(record["encoder"], device="cpu")
+    if model.dim != encoder.dim:
+        raise FormatError(
+            path, None, f"its towers take vectors of {model.dim} dimensions, its encoder "
+            f"{encoder.name} makes {encoder.dim}", "fine-tune the model again over this encoder",
+        )  # fmt: skip
     if encoder.fingerprint != record["encoder_fingerprint"] and verbose:
         print(
             f"clir: warning: {path} was trained on {record['encoder_fingerprint']}, "
