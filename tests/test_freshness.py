@@ -223,3 +223,37 @@ def test_the_parse_memo_is_checked_against_the_source_and_a_damaged_one_ignored(
     edit_code(package / "search" / "searcher.py")  # the memo now describes other code
     freshness._code.cache_clear()
     assert code_fingerprint(RUN_CODE) != expected
+
+
+def test_an_edited_document_makes_the_index_and_its_vectors_stale(tmp_path: Path) -> None:
+    """The collection's fingerprint covers its documents, not its manifest alone: one
+    letter changed (the corpus's size unchanged) and the index is no longer the
+    collection's: `clir index --dense` indexes the new text again with its vectors instead of
+    adding them to the old postings (and `clir run` rebuilds what was made from it)."""
+    import os
+
+    from clir_toolkit.collection import CACHE_DIR, CORPUS_HASH, open_collection
+    from clir_toolkit.index import is_index_of
+    from tests.conftest import TINY_FR, run_clir
+
+    collection = tmp_path / "tiny-fr"
+    shutil.copytree(TINY_FR, collection, ignore=shutil.ignore_patterns(".cache"))
+    index = tmp_path / "index"
+    assert run_clir("index", "--collection", str(collection), "--index", str(index)).returncode == 0
+    assert is_index_of(index, collection)
+    before = open_collection(collection).fingerprint()
+    assert (collection / CACHE_DIR / CORPUS_HASH).is_file()
+    assert open_collection(collection).fingerprint() == before  # read back from the cache
+
+    corpus = collection / "corpus.jsonl"
+    text = corpus.read_text(encoding="utf-8")
+    corpus.write_text(text.replace("afficher", "affichez", 1), encoding="utf-8")
+    stat = corpus.stat()
+    os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert corpus.stat().st_size == len(text.encode("utf-8"))
+    assert open_collection(collection).fingerprint() != before
+    assert not is_index_of(index, collection)
+    added = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense")
+    assert added.returncode == 0, added.stderr
+    assert "indexed 12 documents" in added.stdout and "with use-m3 vectors" in added.stdout
+    assert is_index_of(index, collection)

@@ -11,6 +11,8 @@ file). The builders of real collections are one package per family beside this f
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,6 +43,8 @@ _BUILT_FILE = re.compile(r"corpus\.[a-z.]+|topics(-human)?\..+\.tsv|qrels\..+\.t
 #: The toolkit's caches of a collection (rerank documents, an assignment's index): made
 #: again from the collection, so a rebuild may drop them.
 CACHE_DIR = ".cache"
+CORPUS_HASH = "corpus-sha256.json"
+"""The corpus's sha256 kept under :data:`CACHE_DIR` with the size and time it was read at."""
 
 
 def foreign_entry(directory: Path) -> Path | None:
@@ -80,11 +84,21 @@ class Collection:
         return self.manifest.get("query_lang")
 
     def fingerprint(self) -> str:
-        """sha256 of the manifest when there is one, else of the corpus file."""
+        """What the collection's products (indexes, vectors, runs, models) are made from:
+        the sha256 of its corpus's bytes, with the manifest's when there is one. An edited
+        document changes it, so that nothing made from the old text is reused.
+
+        The corpus's hash is kept in ``.cache/corpus-sha256.json`` beside the corpus's size
+        and modification time, and computed again only when one of them changed: a
+        collection of gigabytes is read once, not at every command."""
         manifest = self.root / MANIFEST
-        target = manifest if manifest.is_file() else self.corpus
+        target = self.corpus
         try:
-            return sha256_file(target)
+            corpus = _corpus_sha256(self.corpus, self.root / CACHE_DIR / CORPUS_HASH)
+            if not manifest.is_file():
+                return corpus
+            target = manifest
+            return hashlib.sha256(f"{sha256_file(manifest)} {corpus}".encode()).hexdigest()
         except OSError as exc:
             raise FormatError(target, None, f"cannot read the file: {exc.strerror}") from None
 
@@ -99,6 +113,30 @@ class Collection:
             )
         suffix = "txt" if kind == "qrels" else "tsv"
         return self.root / f"{kind}.{split}.{suffix}"
+
+
+def _corpus_sha256(corpus: Path, kept: Path) -> str:
+    """sha256 of ``corpus``'s bytes, read from ``kept`` while the corpus's size and
+    modification time are those it records; else computed and kept there (when the
+    collection is writable: a read-only one is hashed at each call)."""
+    from clir_toolkit.files import atomic_write
+
+    stat = corpus.stat()
+    stamp = {"name": corpus.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    try:
+        record = json.loads(kept.read_text(encoding="utf-8"))
+        if isinstance(record, dict) and {k: record.get(k) for k in stamp} == stamp:
+            sha256 = record.get("sha256")
+            if isinstance(sha256, str) and len(sha256) == 64:
+                return sha256
+    except (OSError, ValueError):
+        pass
+    sha256 = sha256_file(corpus)
+    with contextlib.suppress(OSError, ClirError):
+        kept.parent.mkdir(exist_ok=True)
+        with atomic_write(kept) as handle:
+            json.dump({**stamp, "sha256": sha256}, handle)
+    return sha256
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
