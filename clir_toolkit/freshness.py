@@ -160,7 +160,7 @@ def _code(name: str, source: bytes) -> _Code:
     code = _parse(source)
     try:
         memo.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(memo) as handle:
+        with atomic_write(memo, own=True) as handle:
             json.dump({**stamp, "digest": code.digest, "imports": code.imports}, handle)
     except (OSError, ClirError):
         pass  # a read-only home: parse again next time
@@ -263,7 +263,7 @@ def mark_fresh(
         "sha256": sha256_file(path),
         **(extra or {}),
     }
-    with atomic_write(_sidecar(path)) as handle:
+    with atomic_write(_sidecar(path), own=True) as handle:
         json.dump(record, handle, indent=1, sort_keys=True, default=str)
         handle.write("\n")
 

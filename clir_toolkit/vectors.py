@@ -168,7 +168,7 @@ def write_vectors(
 
     from clir_toolkit.files import atomic_write
 
-    with atomic_write(directory / record.file, "wb", encoding=None) as handle:
+    with atomic_write(directory / record.file, "wb", encoding=None, own=True) as handle:
         np.savez(handle, docids=np.array(docids, dtype=str), vectors=matrix)
 
 
@@ -236,7 +236,7 @@ def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord) -> Non
         data = faiss.serialize_index(graph)
     finally:
         faiss.omp_set_num_threads(threads)
-    with atomic_write(directory / record.graph_file, "wb", encoding=None) as handle:
+    with atomic_write(directory / record.graph_file, "wb", encoding=None, own=True) as handle:
         handle.write(np.asarray(data, dtype=np.uint8).tobytes())
 
 

@@ -354,3 +354,53 @@ def test_output_lost_on_standard_output_is_one_line_and_exit_1(
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("clir: error: "), result.stderr
+
+
+def test_links_planted_in_the_toolkit_s_own_places_are_replaced_not_followed(
+    tmp_path: Path,
+) -> None:
+    """A lock, a cache and a sidecar are the toolkit's own files: a symbolic link found at
+    such a name is replaced (or removed), and the file it points to is left as it was,
+    while an output the user names keeps following links (the test above)."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n", encoding="utf-8")
+    collection = tmp_path / "tiny-fr"
+    shutil.copytree(TINY_FR, collection, ignore=shutil.ignore_patterns(".cache"))
+    index = tmp_path / "idx"
+    (tmp_path / ".idx.lock").symlink_to(victim)
+    built = run_clir("index", "--collection", str(collection), "--index", str(index))
+    assert built.returncode == 0, built.stderr
+    topics = str(collection / "topics.dev.tsv")
+    first = tmp_path / "bm25.trec"
+    assert run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                    str(first)).returncode == 0  # fmt: skip
+    scored = run_clir("rerank", "score", "--pretrained", "use-m3", "--collection",
+                      str(collection), "--topics", topics, "--run", str(first), "--output",
+                      str(tmp_path / "r1.trec"))  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    cached = [path for path in (collection / ".cache").rglob("*") if path.is_file()]
+    assert cached  # the corpus's hash and the encoded documents
+    for path in cached:
+        path.unlink()
+        path.symlink_to(victim)
+    again = run_clir("rerank", "score", "--pretrained", "use-m3", "--collection",
+                     str(collection), "--topics", topics, "--run", str(first), "--output",
+                     str(tmp_path / "r2.trec"))  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    indexed = run_clir("index", "--collection", str(collection), "--index", str(index))
+    assert indexed.returncode == 0, indexed.stderr  # the corpus's hash is read again
+    assert (tmp_path / "r1.trec").read_bytes() == (tmp_path / "r2.trec").read_bytes()
+    assert victim.read_text(encoding="utf-8") == "the user's file\n"
+    assert [path.name for path in cached if path.is_symlink()] == []
+
+
+def test_an_own_write_replaces_a_link_and_leaves_its_target(tmp_path: Path) -> None:
+    from clir_toolkit.files import atomic_write
+
+    victim, link = tmp_path / "victim.txt", tmp_path / "sidecar.json"
+    victim.write_text("kept\n", encoding="utf-8")
+    link.symlink_to(victim)
+    with atomic_write(link, own=True) as handle:
+        handle.write("{}\n")
+    assert not link.is_symlink() and link.read_text(encoding="utf-8") == "{}\n"
+    assert victim.read_text(encoding="utf-8") == "kept\n"

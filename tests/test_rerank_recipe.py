@@ -330,6 +330,33 @@ def test_scores_are_kept_shared_by_recipes_of_one_model_and_reused(
     after = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
     assert after == runs["knrm-mono"]
 
+    # Edited with its sidecar's sha256 recomputed (two columns, a pair missing, bytes that
+    # are not text), or made a FIFO: scored again, neither trusted, nor an internal error,
+    # nor a wait.
+    import json
+    import os
+
+    from clir_toolkit.files import sha256_file
+
+    lines = kept[0].read_text(encoding="utf-8").splitlines(keepends=True)
+    for damage in ("two columns", "a pair missing", "binary", "fifo"):
+        if damage == "fifo":
+            kept[0].unlink()
+            os.mkfifo(kept[0])
+        else:
+            kept[0].write_bytes({"two columns": "q\t0.5\n".encode(),
+                                 "a pair missing": "".join(lines[1:]).encode(),
+                                 "binary": b"\xff\xfe\x00"}[damage])  # fmt: skip
+            sidecar = kept[0].with_name(kept[0].name + ".json")
+            record = json.loads(sidecar.read_text(encoding="utf-8"))
+            record["sha256"] = sha256_file(kept[0])
+            sidecar.write_text(json.dumps(record), encoding="utf-8")
+        run_recipes(paths[1:2], workspace, quiet=True)
+        assert set(read_scores(kept[0]) or ()) == {(r.qid, r.docid) for r in first
+                                                   if r.rank <= 12}, damage  # fmt: skip
+        after = (workspace.runs / "manpages-en-fr" / "test" / "knrm-mono.trec").read_bytes()
+        assert after == runs["knrm-mono"], damage
+
 
 def _key_of(path: Path) -> str:
     import json

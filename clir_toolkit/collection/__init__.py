@@ -134,7 +134,7 @@ def _corpus_sha256(corpus: Path, kept: Path) -> str:
     sha256 = sha256_file(corpus)
     with contextlib.suppress(OSError, ClirError):
         kept.parent.mkdir(exist_ok=True)
-        with atomic_write(kept) as handle:
+        with atomic_write(kept, own=True) as handle:
             json.dump({**stamp, "sha256": sha256}, handle)
     return sha256
 

@@ -20,7 +20,8 @@ score written exactly (``repr`` of the float).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,17 +53,23 @@ def kept_scores(
     inputs: Mapping[str, Path],
     settings: Mapping[str, Any],
     score: Callable[[], Scores],
+    pairs: Collection[tuple[str, str]],
 ) -> Scores:
     """``score()``, or the scores kept from an earlier call with the same ``inputs`` (files,
-    hashed) and ``settings`` by the same code."""
+    hashed) and ``settings`` by the same code. Kept scores are used only when they are a
+    finite score for each of ``pairs`` (the candidates) and nothing else: a file damaged or
+    edited since (its sidecar rewritten too) is scored again, not trusted."""
     from clir_toolkit.files import sha256_file
 
     key = digest({"inputs": {name: sha256_file(path) for name, path in inputs.items()},
                   "settings": dict(settings)})  # fmt: skip
     path = scores_path(context, collection, split, key)
     if context.reusable(path, key, SCORE_CODE):
-        context.log(f"reusing the scores {path} (same model, topics, run and documents)")
-        return read_scores(path)
+        kept = read_scores(path)
+        if kept is not None and kept.keys() == set(pairs):
+            context.log(f"reusing the scores {path} (same model, topics, run and documents)")
+            return kept
+        context.log(f"{path}: not the scores of these candidates; scoring them again")
     scores = score()
     write_scores(path, scores)
     mark_fresh(path, key, {"inputs": {name: str(p) for name, p in inputs.items()},
@@ -75,18 +82,26 @@ def write_scores(path: Path, scores: Scores) -> None:
     from clir_toolkit.files import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as handle:
+    with atomic_write(path, own=True) as handle:
         for (qid, docid), score in scores.items():
             handle.write(f"{qid}\t{docid}\t{score!r}\n")
 
 
-def read_scores(path: Path) -> Scores:
-    """The pairs and scores of a file of :func:`write_scores`.
-
-    (Only a fresh file is read, whose sha256 is the one written: no line can be malformed.)"""
+def read_scores(path: Path) -> Scores | None:
+    """The pairs and scores of a file of :func:`write_scores`; None when a line is not one
+    (three fields, a finite score, each pair once) or the file cannot be read as text."""
     scores: Scores = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            qid, docid, score = line.rstrip("\n").split("\t")
-            scores[qid, docid] = float(score)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) != 3:
+                    return None
+                qid, docid, text = fields
+                value = float(text)
+                if not math.isfinite(value) or (qid, docid) in scores:
+                    return None
+                scores[qid, docid] = value
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
     return scores

@@ -265,7 +265,7 @@ def rerank_one(
             {"model": trained.path, "topics": topics, "run": first_runs[split]},
             {"documents": read.collection.fingerprint(), "depth": spec.depth,
              "device": device.type},
-            functools.partial(_word_level_scores, reranker, read, device),
+            functools.partial(_word_level_scores, reranker, read, device), read.pairs,
         )  # fmt: skip
     return _reranked_outcome(
         recipe, language, workspace, spec, first, trained, trainer_spec, collection, first_runs,
@@ -292,6 +292,7 @@ def _tuned_scores(
             {"model": model, "topics": topics, "run": first_runs[split]},
             {"documents": read.collection.fingerprint(), "depth": depth, "device": "cpu"},
             functools.partial(_tuned_encoder_scores, model, data, read, context.quiet),
+            read.pairs,
         )  # fmt: skip
         ranked[split] = read.ranked
     return neural, ranked

@@ -151,7 +151,9 @@ def is_stdout(path: str | Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_write(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", *, own: bool = False
+) -> Iterator[IO]:
     """Open a temporary file beside ``path``; rename it onto ``path`` if the block succeeds.
 
     On an exception (or a signal turned into one) the temporary file is removed and ``path``
@@ -162,7 +164,16 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     want: ``-`` writes standard output; a symbolic link is resolved and its target replaced
     (atomically, as any file); a device or FIFO is written through with no temporary (there
     is nothing to keep: a device is not a file's contents); a socket is refused.
+
+    ``own``: ``path`` is a file the toolkit keeps in a place of its own (a cache, a sidecar,
+    kept scores), not one a user named. Whatever is there, a symbolic link included, is
+    replaced by the new file and never written through: a link planted there cannot make
+    the toolkit overwrite the file it points to.
     """
+    if own:
+        with _replacing(path, absolute(path), mode, encoding) as handle:
+            yield handle
+        return
     if is_stdout(path):
         with _writing_stdout(mode, encoding) as handle:
             yield handle
@@ -172,8 +183,18 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             yield handle
         return
     target = Path(os.path.realpath(absolute(path)))  # a link's target is what is replaced
+    with _replacing(path, target, mode, encoding) as handle:
+        yield handle
+
+
+@contextlib.contextmanager
+def _replacing(
+    path: str | Path, target: Path, mode: str, encoding: str | None
+) -> Iterator[IO]:
+    """A temporary file beside ``target``, renamed onto it when the block succeeds (the
+    directory entry ``target`` is replaced, whatever it was, a link included)."""
     check_parent(target)
-    if target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         raise output_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
 
     def create(name: Path) -> int:
@@ -193,6 +214,8 @@ def _keep_permissions(target: Path, tmp: Path) -> None:
     """Give ``tmp`` the permission bits of the file it replaces, if there is one: a run the
     user made private (600) stays private when it is written again."""
     try:
+        if target.is_symlink():  # a link in the toolkit's own place: replaced, not its target
+            return
         bits = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         return

@@ -7,6 +7,7 @@ reader repairs (:func:`recover_directory`); :func:`atomic_directory` does all of
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import shutil
@@ -64,14 +65,21 @@ def directory_lock(path: str | Path) -> Iterator[None]:
 
     A second process asking for the same lock is refused at once with the holder's process
     id. The lock file is removed on release; a process that dies loses its lock by itself.
+    The lock file is the toolkit's own: a symbolic link found at its name is removed, never
+    followed (the process id would be written into the file it points to).
     """
     target = absolute(path)
     lock = _lock_path(target)
     check_parent(target)
     while True:
+        if lock.is_symlink():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a link planted between the check and the open
+                continue
             raise output_error(path, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -168,7 +168,7 @@ def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
         del record["dense"]
     else:
         record["dense"] = record_to_json(info.dense)
-    with atomic_write(index_dir / SIDECAR) as handle:
+    with atomic_write(index_dir / SIDECAR, own=True) as handle:
         json.dump(record, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
 

@@ -78,7 +78,7 @@ def write_mixture(directory: Path, parts: Sequence[Part]) -> tuple[Collection, d
         write_topics_tsv(collection.split_file("topics", split), _topics(members, split))
         write_qrels(collection.split_file("qrels", split), _qrels(members, split))
         write_run(runs[split], _run_rows(members, split))
-    with atomic_write(manifest) as handle:
+    with atomic_write(manifest, own=True) as handle:
         json.dump(
             {
                 "name": "mixture",

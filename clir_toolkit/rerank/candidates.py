@@ -149,6 +149,11 @@ class RunCandidates:
     ranked: dict[str, list[RunRow]]  # each query's rows in trec_eval order
     candidates: dict[str, list[str]]  # each query's top ``depth`` docids
 
+    @property
+    def pairs(self) -> set[tuple[str, str]]:
+        """Every (qid, docid) to score."""
+        return {(qid, docid) for qid, docids in self.candidates.items() for docid in docids}
+
 
 def read_candidates(
     collection: str | Path, topics: str | Path, run: str | Path, depth: int

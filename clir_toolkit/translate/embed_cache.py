@@ -95,6 +95,6 @@ def cached_word2vec(
     words, vectors = train_word2vec(tokens_file, **settings)
     with contextlib.suppress(OSError):
         cache_dir.mkdir(parents=True, exist_ok=True)
-        with atomic_write(cached, "wb", encoding=None) as handle:
+        with atomic_write(cached, "wb", encoding=None, own=True) as handle:
             np.savez(handle, words=np.array(words, dtype=str), vectors=vectors)
     return words, vectors, False

@@ -297,7 +297,7 @@ def text_vocabulary(
     )
     with contextlib.suppress(OSError):  # a cache that cannot be written is skipped
         cache.mkdir(parents=True, exist_ok=True)
-        with atomic_write(cached, "wb", encoding=None) as handle:
+        with atomic_write(cached, "wb", encoding=None, own=True) as handle:
             np.savez(
                 handle, words=np.array(words, dtype=str), counts=vocabulary.counts, rows=rows,
                 starts=starts,

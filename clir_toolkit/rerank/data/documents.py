@@ -81,7 +81,7 @@ def corpus_fingerprint(corpus: str | Path, cache_dir: str | Path) -> str:
     digest = sha256_file(path)
     memo[key] = digest
     try:
-        with atomic_write(memo_path) as handle:
+        with atomic_write(memo_path, own=True) as handle:
             json.dump(memo, handle, indent=1, sort_keys=True)
     except OSError as exc:
         cannot_cache(memo_path, exc)
@@ -204,7 +204,7 @@ class DocumentEncoder:
         import torch
 
         try:
-            with atomic_write(self.cache_path, "wb", encoding=None) as handle:
+            with atomic_write(self.cache_path, "wb", encoding=None, own=True) as handle:
                 torch.save({"docids": docids, "ids": ids.to(torch.int32)}, handle)
         except OSError as exc:
             cannot_cache(self.cache_path, exc)

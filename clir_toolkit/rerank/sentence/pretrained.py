@@ -94,7 +94,7 @@ class VectorCache:
         from clir_toolkit.rerank.data.documents import cannot_cache
 
         try:
-            with atomic_write(self.path, "wb", encoding=None) as handle:
+            with atomic_write(self.path, "wb", encoding=None, own=True) as handle:
                 np.savez(handle, docids=np.array(list(docids), dtype=str), vectors=vectors)
         except OSError as exc:
             cannot_cache(self.path, exc)

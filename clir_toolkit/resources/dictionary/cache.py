@@ -41,7 +41,7 @@ def cached_dictionary(
             pass
     dictionary = BilingualDictionary(build(), name=name)
     with contextlib.suppress(OSError):
-        with atomic_write(cache) as handle:
+        with atomic_write(cache, own=True) as handle:
             json.dump(dictionary._candidates, handle, ensure_ascii=False)
             handle.write("\n")
         mark_fresh(cache, key, code=code)
