@@ -64,6 +64,9 @@ class DenseRecord:
     file: str
     hnsw: int = 0
     """M of the HNSW graph stored beside the vectors (:attr:`graph_file`); 0: none."""
+    docids_sha256: str = ""
+    """:func:`docids_digest` of the documents the vectors are of, in order ("": recorded
+    before it was, not checked)."""
 
     @property
     def graph_file(self) -> str:
@@ -83,10 +86,18 @@ _RECORD_TYPES: dict[str, tuple[type, str]] = {
     "max_chars": (int, "an integer"),
     "file": (str, "a string"),
     "hnsw": (int, "an integer"),
+    "docids_sha256": (str, "a string"),
 }
 
 #: The fields a ``dense`` object may leave out (added after the first vectors were stored).
-_OPTIONAL = {"hnsw"}
+_OPTIONAL = {"hnsw", "docids_sha256"}
+UNIT_TOLERANCE = 1e-3
+"""How far from 1 a stored vector's length may be (float32 rounding is far below it)."""
+
+
+def docids_digest(docids: list[str]) -> str:
+    """sha256 of the docids, one a line, in order: what ties vectors to their documents."""
+    return hashlib.sha256("\n".join(docids).encode("utf-8")).hexdigest()
 
 
 def record_from_json(sidecar: Path, value: Any, fix: str) -> DenseRecord:
@@ -119,6 +130,8 @@ def record_to_json(record: DenseRecord) -> dict[str, Any]:
     values = asdict(record)
     if not record.hnsw:
         del values["hnsw"]
+    if not record.docids_sha256:
+        del values["docids_sha256"]
     return values
 
 
@@ -156,6 +169,7 @@ def encode_corpus(
         documents=len(docids),
         max_chars=encoder.max_chars,
         file=vectors_file_name(encoder.name, encoder.fingerprint, encoder.max_chars),
+        docids_sha256=docids_digest(docids),
     )
     return docids, matrix, record
 
@@ -192,7 +206,41 @@ def read_vectors(index: Path, record: DenseRecord) -> tuple[list[str], np.ndarra
             f"holds {len(docids)} docids and vectors of shape {vectors.shape}; the sidecar "
             f"says {record.documents} documents of {record.dim} dimensions", fix,
         )  # fmt: skip
+    check_vectors(path, docids, vectors, fix)
+    if record.docids_sha256 and docids_digest(docids) != record.docids_sha256:
+        raise FormatError(path, None, "holds the vectors of other documents than the index's",
+                          fix)  # fmt: skip
     return docids, vectors
+
+
+def check_vectors(path: Path, docids: list[str], vectors: np.ndarray, fix: str) -> None:
+    """Refuse, naming the first offender, a docid that is no docid (empty, with white
+    space) or appears twice, and a vector that is not finite or not of unit length (or
+    zero): what would otherwise come out as the scores of a run."""
+    import numpy as np
+
+    from clir_toolkit.formats.checks import check_id
+
+    seen: set[str] = set()
+    for row, docid in enumerate(docids, start=1):
+        try:
+            check_id(path, None, "docid", docid)
+        except FormatError as exc:
+            raise FormatError(path, None, f"row {row}: {exc.problem}", fix) from None
+        if docid in seen:
+            raise FormatError(path, None, f"row {row}: docid {docid} appears twice", fix)
+        seen.add(docid)
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():
+        row = int(np.argmin(finite))
+        raise FormatError(path, None, f"the vector of {docids[row]} is not finite", fix)
+    lengths = np.linalg.norm(vectors.astype(np.float64), axis=1)
+    wrong = (np.abs(lengths - 1.0) > UNIT_TOLERANCE) & (lengths != 0.0)
+    if wrong.any():
+        row = int(np.argmax(wrong))
+        raise FormatError(
+            path, None, f"the vector of {docids[row]} has length {lengths[row]:.6g}, not 1", fix
+        )
 
 
 def stale_vectors_files(index: Path, keep: Mapping[str, Any] | None) -> list[Path]:

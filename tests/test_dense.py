@@ -477,3 +477,68 @@ def test_a_dense_run_does_not_depend_on_the_number_of_blas_threads(
     result = run_clir(*common, "--output", str(spread), "--ray", "local:2", env=threads)
     assert result.returncode == 0, result.stderr
     assert spread.read_bytes() == one.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        ("nan", "the vector of "),
+        ("huge", "has length "),
+        ("duplicate", "appears twice"),
+        ("space", "contains whitespace"),
+        ("blank", "empty docid"),
+        ("other", "holds the vectors of other documents than the index's"),
+    ],
+)
+def test_vectors_are_checked_where_they_are_read_and_the_file_is_named(
+    dense_index: Path, tmp_path: Path, damage: str, expected: str
+) -> None:
+    """A vectors file edited behind the sidecar's back is refused naming that file (not the
+    run it would have scored), before any query is encoded."""
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    record = json.loads((index / SIDECAR).read_text())["dense"]
+    path = index / record["file"]
+    with np.load(path) as data:
+        docids, vectors = [str(d) for d in data["docids"]], np.array(data["vectors"])
+    if damage == "nan":
+        vectors[3, 7] = np.nan
+    elif damage == "huge":
+        vectors[3] *= 1e30
+    elif damage == "duplicate":
+        docids[4] = docids[3]
+    elif damage == "space":
+        docids[4] = "two words"
+    elif damage == "blank":
+        docids[4] = ""
+    else:
+        docids = [f"x{docid}" for docid in docids]
+    with path.open("wb") as handle:
+        np.savez(handle, docids=np.array(docids, dtype=str), vectors=vectors)
+    output = tmp_path / "vn.trec"
+    result = run_clir("search", "--index", str(index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(output),
+                      "--dense")  # fmt: skip
+    assert_one_line_error(result, f"{path}: ", expected)
+    assert not output.exists()
+
+
+def test_non_finite_vectors_in_the_collection_s_cache_are_encoded_again(
+    collection: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "tiny-fr"
+    shutil.copytree(collection, copy)
+    caches = list((copy / ".cache").rglob("*.npz"))
+    assert caches
+    for cache in caches:
+        with np.load(cache) as data:
+            docids, vectors = data["docids"], np.array(data["vectors"])
+        vectors[:] = np.nan
+        with cache.open("wb") as handle:
+            np.savez(handle, docids=docids, vectors=vectors)
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(copy), "--index", str(index), "--dense")
+    assert result.returncode == 0, result.stderr
+    record = json.loads((index / SIDECAR).read_text())["dense"]
+    with np.load(index / record["file"]) as data:
+        assert np.isfinite(data["vectors"]).all()

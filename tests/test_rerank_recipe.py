@@ -344,7 +344,7 @@ def test_scores_are_kept_shared_by_recipes_of_one_model_and_reused(
             kept[0].unlink()
             os.mkfifo(kept[0])
         else:
-            kept[0].write_bytes({"two columns": "q\t0.5\n".encode(),
+            kept[0].write_bytes({"two columns": b"q\t0.5\n",
                                  "a pair missing": "".join(lines[1:]).encode(),
                                  "binary": b"\xff\xfe\x00"}[damage])  # fmt: skip
             sidecar = kept[0].with_name(kept[0].name + ".json")

@@ -299,3 +299,31 @@ def test_a_model_of_another_dimension_is_one_line_before_any_vector_is_read(
     assert_one_line_error(scored, f"{path}: its towers take vectors of 64 dimensions",
                           "makes 512")  # fmt: skip
     assert not (tmp_path / "h.trec").exists() and not (tmp_path / "r.trec").exists()
+
+
+@pytest.mark.parametrize("damage", ["weights", "epsilon"])
+def test_a_model_with_nan_weights_or_epsilon_is_one_line(tmp_path: Path, damage: str) -> None:
+    from clir_toolkit.encoders import encoder_fingerprint
+    from clir_toolkit.rerank.model_io import save_torch
+    from clir_toolkit.rerank.sentence.tuned_model import MODEL_TYPE
+    from tests.conftest import TINY_FR
+
+    model = TunedEncoder(512)
+    state, config = model.state_dict(), model.config()
+    if damage == "weights":
+        state["query.weight"][0, 0] = float("nan")
+    else:
+        config["epsilon"] = float("nan")
+    path = tmp_path / "nan.pt"
+    save_torch(path, {
+        "format": MODEL_FORMAT, "model_type": MODEL_TYPE, "config": config, "state_dict": state,
+        "encoder": "use-m3", "encoder_fingerprint": encoder_fingerprint("use-m3"),
+        "max_chars": 2000,
+    })  # fmt: skip
+    run = tmp_path / "first.trec"
+    run.write_text("q1 Q0 ls.1 1 1.0 x\n", encoding="utf-8")
+    scored = run_clir("rerank", "score", "--model", str(path), "--collection", str(TINY_FR),
+                      "--topics", str(TINY_FR / "topics.dev.tsv"), "--run", str(run),
+                      "--output", str(tmp_path / "r.trec"))  # fmt: skip
+    expected = "holds NaN or infinite values" if damage == "weights" else "epsilon must be"
+    assert_one_line_error(scored, f"{path}: ", expected)

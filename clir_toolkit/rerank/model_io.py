@@ -176,7 +176,7 @@ def check_state_dict(
     path: Path, state: Mapping[str, Any], module: Any, what: str, fix: str = ""
 ) -> None:
     """The named tensors ``state`` fit ``module``: same names, same shapes, floating types,
-    and sizes that the file ``path`` can hold.
+    finite values, and sizes that the file ``path`` can hold.
 
     So that ``load_state_dict`` cannot fail: a mismatch is one FormatError naming the tensor.
     And so that a small file cannot make the toolkit allocate gigabytes: ``module`` (built
@@ -219,6 +219,10 @@ def check_state_dict(
                 f"tensor {name!r} of shape {tuple(tensor.shape)} claims {claimed:,} bytes but "
                 f"stores {stored:,} (not {what})",
                 fix,
+            )
+        if tensor.is_floating_point() and not bool(tensor.isfinite().all()):
+            raise FormatError(
+                path, None, f"tensor {name!r} holds NaN or infinite values (not {what})", fix
             )
 
 

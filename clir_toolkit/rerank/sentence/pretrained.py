@@ -84,8 +84,8 @@ class VectorCache:
                 vectors = np.asarray(data["vectors"], dtype=np.float32)
         except Exception:  # a damaged cache file is rebuilt, never trusted
             return empty
-        if vectors.shape != (len(docids), self.encoder.dim):
-            return empty
+        if vectors.shape != (len(docids), self.encoder.dim) or not np.isfinite(vectors).all():
+            return empty  # (not finite: a damaged file would put NaN into every index made)
         return docids, vectors
 
     def write(self, docids: Sequence[str], vectors: np.ndarray) -> None:

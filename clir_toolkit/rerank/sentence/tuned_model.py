@@ -40,6 +40,8 @@ class TunedEncoder(nn.Module):
         super().__init__()
         if dim < 1:
             raise ValueError(f"dim must be at least 1, got {dim}")
+        if not 0 <= float(epsilon) < float("inf"):  # NaN fails too
+            raise ValueError(f"epsilon must be a finite number at least 0, got {epsilon}")
         if epsilon < 0:
             raise ValueError(f"epsilon must be >= 0, got {epsilon}")
         self.dim, self.epsilon = dim, float(epsilon)

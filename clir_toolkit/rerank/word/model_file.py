@@ -10,6 +10,7 @@ file takes are :mod:`clir_toolkit.rerank.model_io`'s).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,9 @@ def build_saved_model(path: Path, model_type: Any, config: Any, what: str) -> An
         )
     if not all(isinstance(key, str) for key in config):
         raise FormatError(path, None, f"not {what}: the model config has a key that is not a name")
+    for key, value in config.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise FormatError(path, None, f"not {what}: its config's {key} is {value}")
     try:
         return meta_skeleton(lambda: cls(**config))
     except (ClirError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
