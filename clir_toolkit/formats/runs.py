@@ -9,12 +9,15 @@ the order every evaluator sees.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from clir_toolkit.errors import FormatError
-from clir_toolkit.files import atomic_write
+from clir_toolkit.files import atomic_write, is_stdout
 from clir_toolkit.formats.checks import Unique, check_id, parse_int, parse_number
 from clir_toolkit.formats.lines import blank_line, empty_file, iter_lines
 from clir_toolkit.formats.records import PathLike, RunRow
@@ -115,17 +118,53 @@ def write_ranked_run(
 
 
 def _write_grouped(path: PathLike, by_query: Mapping[str, Sequence[Any]], tag: str | None) -> None:
-    """Check, then write atomically, each query's rows (or hits, when ``tag`` is given)."""
+    """Check, then write atomically, each query's rows (or hits, when ``tag`` is given).
+
+    A file that holds these very bytes already is left as it is (its time only is
+    renewed): a run made again unchanged, as ``clir run`` of unchanged recipes makes its
+    reranked runs, writes nothing, so it also works in a workspace that cannot be written."""
     _check_rows(path, by_query, tag)
-    with atomic_write(path) as handle:
+
+    def blocks() -> Iterator[str]:
         for qid, query_rows in by_query.items():
-            handle.write(
-                "".join(
-                    f"{qid} Q0 {row.docid} {rank} {_format_score(row.score)} "
-                    f"{row.tag if tag is None else tag}\n"
-                    for rank, row in enumerate(_trec_eval_order(query_rows), start=1)
-                )
+            yield "".join(
+                f"{qid} Q0 {row.docid} {rank} {_format_score(row.score)} "
+                f"{row.tag if tag is None else tag}\n"
+                for rank, row in enumerate(_trec_eval_order(query_rows), start=1)
             )
+
+    if _holds_already(Path(path), blocks()):
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return
+    with atomic_write(path) as handle:
+        for block in blocks():
+            handle.write(block)
+
+
+def _holds_already(path: Path, blocks: Iterable[str]) -> bool:
+    """Whether the regular file ``path`` holds exactly the text of ``blocks``."""
+    import hashlib
+
+    from clir_toolkit.files import sha256_file
+
+    try:
+        if not path.is_file() or is_stdout(path):
+            return False
+        size = path.stat().st_size
+    except OSError:
+        return False
+    digest, length = hashlib.sha256(), 0
+    for block in blocks:
+        data = block.encode("utf-8")
+        length += len(data)
+        if length > size:
+            return False
+        digest.update(data)
+    try:
+        return length == size and digest.hexdigest() == sha256_file(path)
+    except OSError:
+        return False
 
 
 def _check_rows(path: PathLike, by_query: Mapping[str, Sequence[Any]], tag: str | None) -> None:
