@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
+from clir_toolkit.cli.options import add_workdir
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -33,12 +34,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "--lang", default="fr", help="man-page collection language when --collection is not given"
     )
     p.add_argument("--split", default="dev", help="topic split to evaluate (default: dev)")
-    p.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path("."),
-        help="where data/, indexes/ and runs/ are (default: .)",
-    )
+    add_workdir(p, "data/, indexes/ and runs/")
     p.set_defaults(handler=cmd_demo)
 
 

@@ -104,6 +104,14 @@ def ranged(flag: str, kind: type = int, minimum: float | None = 1,
     )
 
 
+def add_workdir(parser: Any, holds: str) -> None:
+    """``--workdir DIR``: the workspace a command keeps its products in (``holds`` says
+    which: ``data/, indexes/ and runs/``), the current directory by default."""
+    parser.add_argument(
+        "--workdir", type=Path, default=Path("."), help=f"where {holds} are (default: .)"
+    )
+
+
 def run_tag(value: str) -> str:
     """``--tag``'s type: the 6th column of a TREC run, refused as the option's value (empty,
     with whitespace, ...) rather than as the output file's line."""

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import add_options, run_tag
+from clir_toolkit.cli.options import add_options, add_workdir, run_tag
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -43,12 +43,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="append",
         help="a collection with a train split (repeat for several; default: the mix above)",
     )
-    t.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path("."),
-        help="where data/ and indexes/ are (default: .)",
-    )
+    add_workdir(t, "data/ and indexes/")
     t.set_defaults(handler=cmd_pipeline_train)
 
     s = actions.add_parser(
