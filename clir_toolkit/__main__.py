@@ -2,6 +2,6 @@
 
 import sys
 
-from clir_toolkit.cli import main
+from clir_toolkit.launcher import main
 
 sys.exit(main())

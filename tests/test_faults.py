@@ -662,3 +662,30 @@ def test_reindexing_refuses_an_index_holding_a_users_file(tmp_path: Path, foreig
     assert_one_line_error(result, f"{index}: holds the ", f" {first}, which is not part of an "
                           "index built by 'clir index'; nothing was changed")
     assert snapshot(index) == before and debris(tmp_path) == []
+
+
+@pytest.mark.parametrize(("name", "status"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_while_the_command_line_imports_is_an_interruption(
+    tmp_path: Path, name: str, status: int
+) -> None:
+    """The signal arrives at a state, not a time: while ``clir`` imports its command line
+    (an import hook sends it when ``clir_toolkit.cli.options`` is looked for). SIGTERM and
+    SIGHUP had their default action there, ending the command without a word."""
+    code = textwrap.dedent(f"""
+        import os, signal, sys
+
+        class SignalOnImport:
+            def find_spec(self, fullname, path, target=None):
+                if fullname == "clir_toolkit.cli.options":
+                    os.kill(os.getpid(), signal.{name})
+                return None
+
+        sys.meta_path.insert(0, SignalOnImport())
+        sys.argv = ["clir", "--version"]
+        from clir_toolkit.launcher import main
+        sys.exit(main())
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == status, result.stderr
+    assert result.stderr == "clir: interrupted\n" and result.stdout == ""

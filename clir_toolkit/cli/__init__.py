@@ -239,9 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(only=[chosen] if chosen else [])
         args = parser.parse_args(words)
-    except KeyboardInterrupt:  # Ctrl-C while the command's modules are still importing
-        print("clir: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # a signal while the command's modules still import
+        line, status = error_line(exc)
+        print(line, file=sys.stderr)
+        return status
     except SystemExit:  # --help, --version (or a usage error, already on stderr)
         try:
             sys.stdout.flush()
