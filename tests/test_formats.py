@@ -1028,3 +1028,15 @@ def test_ranked_hits_are_checked_as_rows_are(tmp_path: Path) -> None:
         with pytest.raises(FormatError, match=message):
             write_ranked_run(output, [("q", hits)], tag="t")
         assert output.read_text(encoding="utf-8") == "kept\n"
+
+
+def test_a_document_longer_than_the_indexer_reads_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Anserini's JSON reader drops a document of more than 20 million characters with a
+    Java stack trace; it is refused here first, naming the line."""
+    from clir_toolkit.formats.corpus import MAX_DOCUMENT_CHARS
+
+    short = json.dumps({"id": "d1", "contents": "mot"})
+    long = json.dumps({"id": "d2", "contents": "x" * (MAX_DOCUMENT_CHARS + 1)})
+    path = write(tmp_path, "corpus.jsonl", f"{short}\n{long}\n")
+    with pytest.raises(FormatError, match=r"corpus.jsonl:2: document d2 has 20,000,001 characters"):
+        list(iter_corpus(path))

@@ -77,9 +77,25 @@ def iter_corpus(path: PathLike) -> Iterator[Doc]:
         raise empty_file(path, _CORPUS_FORMATS)
 
 
+MAX_DOCUMENT_CHARS = 20_000_000
+"""The longest contents a document may have: the most characters Anserini's JSON reader
+takes in one string (Jackson's ``StreamReadConstraints.getMaxStringLength()``), past which
+it drops the document with a stack trace. A longer text is a book, not a document: split it
+into passages."""
+
+
 def _check_contents(path: PathLike, number: int | None, doc: Doc) -> None:
-    """Refuse a document whose contents Lucene would skip as empty, or that holds a lone
-    surrogate (only a document built in Python can: readers refuse them earlier)."""
+    """Refuse a document whose contents Lucene would skip as empty, or that is longer than
+    the indexer reads (:data:`MAX_DOCUMENT_CHARS`), or that holds a lone surrogate (only a
+    document built in Python can: readers refuse them earlier)."""
+    if len(doc.contents) > MAX_DOCUMENT_CHARS:
+        raise FormatError(
+            path,
+            number,
+            f"document {doc.id} has {len(doc.contents):,} characters, more than the "
+            f"{MAX_DOCUMENT_CHARS:,} the indexer reads",
+            "split it into passages, each a document",
+        )
     if _VISIBLE.search(doc.contents) is None:
         raise FormatError(
             path,
