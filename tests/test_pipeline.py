@@ -130,3 +130,27 @@ def test_training_on_a_collection_without_a_train_split_is_refused(tmp_path: Pat
                       "--collection", str(TINY_FR), "--workdir", str(tmp_path))  # fmt: skip
     assert_one_line_error(result, "no train split")
     assert not (tmp_path / "indexes").exists()
+
+
+def test_the_pyterrier_transformer_ranks_as_clir_pipeline_search(
+    trained: tuple[Path, Path], tmp_path: Path
+) -> None:
+    pytest.importorskip("pyterrier")
+    import pandas as pd
+
+    from clir_toolkit.formats import read_run, read_topics
+    from clir_toolkit.integrations.pyterrier import ClirPipeline
+
+    _, models = trained
+    collection = collection_with_train_split(tmp_path, "target")
+    index, topics = tmp_path / "index", collection / "topics.dev.tsv"
+    assert run_clir("index", "--collection", str(collection), "--index", str(index),
+                    "--dense").returncode == 0  # fmt: skip
+    run = tmp_path / "run.trec"
+    assert run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
+                    "--topics", str(topics), "--output", str(run)).returncode == 0  # fmt: skip
+    frame = pd.DataFrame([{"qid": t.qid, "query": t.query} for t in read_topics(topics)])
+    results = ClirPipeline(models, index).transform(frame)
+    expected = [(row.qid, row.docid, row.rank - 1, row.score) for row in read_run(run)]
+    got = zip(results["qid"], results["docno"], results["rank"], results["score"], strict=True)
+    assert sorted(got) == sorted(expected)

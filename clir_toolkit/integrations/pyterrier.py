@@ -70,13 +70,20 @@ import pandas as pd
 
 import clir_toolkit as ct
 from clir_toolkit.errors import UsageError
-from clir_toolkit.integrations.pyterrier_frames import column_ids, column_texts, pt, require_columns
+from clir_toolkit.integrations.pyterrier_frames import (
+    column_ids,
+    column_texts,
+    pt,
+    require_columns,
+    results_frame,
+)
+from clir_toolkit.integrations.pyterrier_pipeline import ClirPipeline
 from clir_toolkit.integrations.pyterrier_rerank import ClirReranker
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1
 from clir_toolkit.search.searcher import check_search_options
 
-__all__ = ["STRUCTURED_COLUMN", "ClirDenseRetriever", "ClirReranker", "ClirRetriever",
-           "ClirTranslator", "query_text"]  # fmt: skip
+__all__ = ["STRUCTURED_COLUMN", "ClirDenseRetriever", "ClirPipeline", "ClirReranker",
+           "ClirRetriever", "ClirTranslator", "query_text"]  # fmt: skip
 
 #: The column that carries a translated query's structure (a StructuredQuery per row).
 STRUCTURED_COLUMN = "clir_query"
@@ -175,7 +182,7 @@ class ClirRetriever(pt.Transformer):
                 kept.append(STRUCTURED_COLUMN)
             inp = inp[kept].drop_duplicates("qid")
         found = (self._searcher.search(q, self.hits, self.structure) for q in self._queries(inp))
-        return _results(inp, found)
+        return results_frame(inp, found)
 
     def _queries(self, inp: pd.DataFrame) -> Iterable[Any]:
         """Each row's query: its ``clir_query`` while ``query`` is still that query's text,
@@ -191,26 +198,6 @@ class ClirRetriever(pt.Transformer):
                 yield query
             else:
                 yield ct.StructuredQuery.plain(qid, text)
-
-
-def _results(inp: pd.DataFrame, found: Iterable[Sequence[Any]]) -> pd.DataFrame:
-    """PyTerrier's results frame: for each query row of ``inp`` in turn, one row per hit of
-    ``found`` (its hits, best first) with ``docno``, ``score`` and ``rank`` (from 0)."""
-    positions: list[int] = []
-    docnos: list[str] = []
-    scores: list[float] = []
-    ranks: list[int] = []
-    for position, hits in enumerate(found):
-        for rank, hit in enumerate(hits, start=pt.model.FIRST_RANK):
-            positions.append(position)
-            docnos.append(hit.docid)
-            scores.append(hit.score)
-            ranks.append(rank)
-    out = inp.iloc[positions].reset_index(drop=True)
-    out["docno"] = pd.Series(docnos, dtype=object)
-    out["score"] = pd.Series(scores, dtype="float64")
-    out["rank"] = pd.Series(ranks, dtype="int64")
-    return out
 
 
 class ClirDenseRetriever(pt.Transformer):
@@ -252,4 +239,5 @@ class ClirDenseRetriever(pt.Transformer):
             ct.Topic(qid, text)
             for qid, text in zip(column_ids(inp, "qid"), column_texts(inp, column), strict=True)
         ]
-        return _results(inp, (hits for _, hits in self._searcher.batch_search(topics, self.hits)))
+        found = (hits for _, hits in self._searcher.batch_search(topics, self.hits))
+        return results_frame(inp, found)

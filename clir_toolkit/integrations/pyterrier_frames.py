@@ -3,7 +3,8 @@ and the reading of their DataFrames' columns (:mod:`clir_toolkit.integrations.py
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -16,7 +17,7 @@ except ImportError:
         "PyTerrier is not installed; install the extra with: pip install 'clir_toolkit[pyterrier]'"
     ) from None
 
-__all__ = ["column_ids", "column_texts", "pt", "require_columns"]
+__all__ = ["column_ids", "column_texts", "pt", "require_columns", "results_frame"]
 
 
 def require_columns(frame: pd.DataFrame, columns: Iterable[str], who: str) -> None:
@@ -44,3 +45,23 @@ def column_texts(frame: pd.DataFrame, column: str) -> list[str]:
                 f"{position + 1}, not text"
             )
     return values
+
+
+def results_frame(inp: pd.DataFrame, found: Iterable[Sequence[Any]]) -> pd.DataFrame:
+    """PyTerrier's results frame: for each query row of ``inp`` in turn, one row per hit of
+    ``found`` (its hits, best first) with ``docno``, ``score`` and ``rank`` (from 0)."""
+    positions: list[int] = []
+    docnos: list[str] = []
+    scores: list[float] = []
+    ranks: list[int] = []
+    for position, hits in enumerate(found):
+        for rank, hit in enumerate(hits, start=pt.model.FIRST_RANK):
+            positions.append(position)
+            docnos.append(hit.docid)
+            scores.append(hit.score)
+            ranks.append(rank)
+    out = inp.iloc[positions].reset_index(drop=True)
+    out["docno"] = pd.Series(docnos, dtype=object)
+    out["score"] = pd.Series(scores, dtype="float64")
+    out["rank"] = pd.Series(ranks, dtype="int64")
+    return out
