@@ -245,7 +245,8 @@ def test_bench_search_on_ray_with_shards_builds_both_and_compares(fr_index: Path
 def test_shards_must_be_positive_and_need_ray_in_the_bench(fr_index: Path, tmp_path: Path) -> None:
     result = run_clir("index", "--collection", str(TINY_FR), "--index", str(tmp_path / "i"),
                       "--shards", "0")  # fmt: skip
-    assert_one_line_error(result, "--shards must be at least 1", status=2)
+    assert_one_line_error(result, "argument --shards: expected an integer between 1 and 1024",
+                          status=2)
     assert not (tmp_path / "i").exists()
     result = run_clir("bench", "search", "--index", str(fr_index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--shards", "2")  # fmt: skip

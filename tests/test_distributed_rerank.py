@@ -151,7 +151,8 @@ def test_what_ray_does_not_score_is_one_line(
     assert_one_line_error(result, "--ray 'local:0'", "local:N", status=2)
     result = run_clir(*_score(models["knrm"], first_stage, output, "--ray", "local:2",
                               "--workers", "0"))  # fmt: skip
-    assert_one_line_error(result, "--workers must be at least 1", status=2)
+    assert_one_line_error(result, "argument --workers: expected an integer between 1 and 1024",
+                          status=2)
     tuned = tmp_path / "tuned.pt"
     torch.save({"format": MODEL_FORMAT}, tuned)
     result = run_clir(*_score(tuned, first_stage, output, "--ray", "local:2"))

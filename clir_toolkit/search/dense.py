@@ -131,12 +131,9 @@ class DenseSearcher:
                 )
             wanted = tuned_encoder
             if self._tuned.dim != record.dim:
-                raise ClirError(
-                    f"{model}: its towers take vectors of {self._tuned.dim} dimensions, the "
-                    f"index's {record.encoder} vectors have {record.dim}; give a model "
-                    f"fine-tuned over {record.encoder} (clir rerank train --pretrained "
-                    f"{record.encoder})"
-                )
+                raise ClirError(f"{model}: its towers take vectors of {self._tuned.dim} "
+                                f"dimensions, the index's {record.encoder} vectors have "
+                                f"{record.dim}; give one fine-tuned over {record.encoder}")
         if wanted != record.encoder:
             raise ClirError(
                 f"{index}: its vectors were made with {record.describe()}, not {wanted}; "
