@@ -1,0 +1,147 @@
+"""The pipeline of ``clir pipeline``, trained without the collection it is tested on:
+written to ``transfer/PIPELINE.md``.
+
+For each collection of the transfer matrix (the man pages and DDTP's hard variant, French
+and German), ``clir pipeline train`` trains the pipeline on the *other three*, and ``clir
+pipeline search`` runs it on the held-out collection's test topics, the way it meets a
+user's collection: nothing is trained or tuned on it. Beside it, on the same test topics:
+
+- BM25 of the dictionary translation (``clir search --translate dict``, the defaults);
+- the zero-shot hybrid (``clir search --hybrid --translate dict``), the pipeline's own first
+  stage, which the pipeline is tested against (paired t-test, Holm over the two tests);
+- BM25 of the human translations (the monolingual reference): best / human.
+
+Run from the repository root with a workspace that ``clir run`` or ``clir pipeline train``
+uses (``data/`` with the four collections; they are built when missing)::
+
+    python transfer/pipeline.py WORKDIR        # writes transfer/PIPELINE.md
+
+The models go to ``WORKDIR/models/pipeline-without-<collection>``; each is reused while its
+inputs are the same.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import sys
+import time
+from pathlib import Path
+
+import clir_toolkit as ct
+from clir_toolkit.collection import open_collection
+from clir_toolkit.evaluate import EvalResult, evaluate_runs
+from clir_toolkit.index import read_index_info
+from clir_toolkit.pipeline import search_pipeline, train_pipeline
+from clir_toolkit.pipeline.train import default_collections, ensure_index, first_stage_defaults
+from clir_toolkit.search.dense import hybrid_search_to_run
+from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+
+MEASURES = ["nDCG@10", "R@100"]
+SPLIT = "test"
+OUTPUT = Path(__file__).with_name("PIPELINE.md")
+
+
+def held_out(workdir: Path, target: Path, others: list[Path]) -> dict[str, object]:
+    """One row: the pipeline trained on ``others``, tested on ``target``."""
+    collection = open_collection(target)
+    name = collection.manifest.get("name") or target.name
+    models = workdir / "models" / f"pipeline-without-{name}"
+    started = time.perf_counter()
+    pipeline = train_pipeline(models, others, workdir)
+    trained = time.perf_counter() - started
+    stage = first_stage_defaults()
+    index = ensure_index(collection, workdir / "indexes" / name, stage.encoder, False)
+    runs = workdir / "runs" / name / "pipeline"
+    runs.mkdir(parents=True, exist_ok=True)
+    topics_file = collection.split_file("topics", SPLIT)
+    topics = ct.read_topics(topics_file)
+    language = read_index_info(index).language
+    files = {kind: runs / f"{kind}.{SPLIT}.trec" for kind in ("bm25-dict", "hybrid", "pipeline",
+                                                              "bm25-human")}  # fmt: skip
+    dictionary = build_queries(topics, TranslationOptions(translate="dict"), language)
+    ct.search_to_run(index, dictionary, files["bm25-dict"], k1=stage.k1, b=stage.b,
+                     structure=stage.structure, tag="bm25-dict", threads=None)  # fmt: skip
+    hybrid_search_to_run(
+        index, dictionary, topics, files["hybrid"], hybrid_weight=stage.hybrid_weight,
+        hits=stage.hits, tag="hybrid", encoder=stage.encoder, k1=stage.k1, b=stage.b,
+        structure=stage.structure, threads=None,
+    )  # fmt: skip
+    started = time.perf_counter()
+    search_pipeline(models, index, topics_file, files["pipeline"])
+    searched = time.perf_counter() - started
+    human = build_queries(ct.read_topics(collection.split_file("topics-human", SPLIT)),
+                          TranslationOptions(), language)  # fmt: skip
+    ct.search_to_run(index, human, files["bm25-human"], k1=stage.k1, b=stage.b,
+                     tag="bm25-human", threads=None)  # fmt: skip
+    qrels = collection.split_file("qrels", SPLIT)
+    result = evaluate_runs(qrels, list(files.values()), MEASURES, baseline=str(files["hybrid"]))
+    means = dict(zip(files, (result.means[run] for run in result.runs), strict=True))
+    marks = {measure: _mark(result, result.runs[2], measure) for measure in MEASURES}
+    return {
+        "target": name,
+        "trained on": ", ".join(entry["name"] for entry in pipeline.trained_on),
+        "queries": len(result.qids),
+        "means": means,
+        "marks": marks,
+        "train minutes": trained / 60,
+        "search seconds": searched,
+    }
+
+
+def _mark(result: EvalResult, run: str, measure: str) -> str:
+    p = result.p_values.get(run, {}).get(measure)
+    if p is None or p >= result.alpha:
+        return ""
+    better = result.means[run][measure] > result.means[result.baseline or ""][measure]
+    return "▲" if better else "▼"
+
+
+def write_table(rows: list[dict[str, object]], seconds: float) -> str:
+    today = datetime.date.today().isoformat()
+    lines = [
+        "# The pipeline on collections it was not trained on",
+        "",
+        f"Generated by `python transfer/pipeline.py WORKDIR` on {today} ({seconds / 60:.0f} "
+        f"min, {platform.machine()}, {ct.__version__}). Each row: `clir pipeline train` on the "
+        "other three collections, `clir pipeline search` on this one's test topics; nothing "
+        "trained or tuned on it. ▲/▼: the pipeline significantly above/below the zero-shot "
+        "hybrid, its own first stage (paired t-test, Holm, α 0.05).",
+        "",
+        "| tested on | trained on | queries | BM25 dict | hybrid (zero-shot) | pipeline | "
+        "BM25 human | pipeline / human | train (min) | search (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        means: dict[str, dict[str, float]] = row["means"]  # type: ignore[assignment]
+        marks: dict[str, str] = row["marks"]  # type: ignore[assignment]
+
+        def cell(kind: str, mark: str = "", means: dict[str, dict[str, float]] = means) -> str:
+            ndcg, recall = means[kind]["nDCG@10"], means[kind]["R@100"]
+            return f"{ndcg:.4f}{mark} ({recall:.3f})"
+
+        ratio = means["pipeline"]["nDCG@10"] / means["bm25-human"]["nDCG@10"]
+        lines.append(
+            f"| {row['target']} | {row['trained on']} | {row['queries']} | {cell('bm25-dict')} "
+            f"| {cell('hybrid')} | {cell('pipeline', marks['nDCG@10'])} | {cell('bm25-human')} "
+            f"| {ratio:.3f} | {row['train minutes']:.1f} | {row['search seconds']:.0f} |"
+        )
+    lines += ["", "nDCG@10 (R@100 in brackets), test split.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    workdir = Path(argv[0]) if argv else Path(".")
+    started = time.perf_counter()
+    collections = default_collections(workdir)
+    rows = [
+        held_out(workdir, target, [other for other in collections if other != target])
+        for target in collections
+    ]
+    OUTPUT.write_text(write_table(rows, time.perf_counter() - started), encoding="utf-8")
+    print(f"wrote {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
