@@ -9,16 +9,50 @@ imports :mod:`clir_toolkit.cli`, and reports an interruption during that import 
 other: ``clir: interrupted``, exit 130, 143 or 129. What stays unprotected is Python's own
 start (the interpreter and its ``site`` module, about 10 ms here), where a signal ends the
 process as Python does; docs/guarantees.md says so.
+
+An interrupted command that used Ray ends here too, past Python's exit handlers but before
+the C library's (:func:`_exit_before_ray_is_torn_down`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 import signal
 import sys
 
 from clir_toolkit.errors import Interrupted
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+INTERRUPTED = frozenset(128 + signum for signum in (signal.SIGINT, *TERMINATING))
+"""The exit statuses of an interrupted command: 130, 143 and 129."""
+
+
+def _exit_before_ray_is_torn_down(status: int) -> None:
+    """End the process with ``status`` once Python's exit handlers have run, skipping the C
+    library's.
+
+    Ray 2.60's core worker registers a C-level exit handler that destroys the driver's core
+    worker while that worker's I/O thread still runs its periodic metrics timer; when a
+    Ctrl-C cut ``ray.init`` or the first tasks short, the timer fired on the freed task
+    manager and the process died with SIGSEGV (exit 139) after ``clir: interrupted``, in 1
+    of 5 tries here (``TaskManager::RecordMetrics`` under ``CoreWorkerProcess::HandleAtExit``
+    in the core dump). Ray is shut down first, waiting for the processes of a local cluster
+    to end (before, its agents outlived the command for a few seconds), then Python's exit
+    handlers run; the outputs were written (or left as they were) before this point, and
+    the standard streams are flushed here."""
+    try:
+        # A second Ctrl-C while it waits ends the waiting, not the promise of one line.
+        with contextlib.suppress(Exception, KeyboardInterrupt):
+            sys.modules["ray"].shutdown(wait_for_processes=True)
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # closed or full: said what it could
+                if stream is not None:
+                    stream.flush()
+    finally:
+        os._exit(status)
 
 
 def main() -> int:
@@ -34,4 +68,7 @@ def main() -> int:
     except KeyboardInterrupt as exc:  # Interrupted included
         print("clir: interrupted", file=sys.stderr)
         return 128 + exc.signum if isinstance(exc, Interrupted) else 130
-    return command_line()
+    status = command_line()
+    if status in INTERRUPTED and "ray" in sys.modules:
+        _exit_before_ray_is_torn_down(status)
+    return status
