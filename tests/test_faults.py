@@ -472,6 +472,19 @@ def test_full_disk_is_one_line_and_leaves_nothing(fr_index: Path, tmp_path: Path
         assert sorted(p.name for p in full.iterdir()) == ["filler"]
 
 
+def test_a_disk_that_fills_while_lucene_writes_is_one_line_without_java_logs(
+    tmp_path: Path,
+) -> None:
+    """Room for the normalised corpus but not for Lucene's segments: the failure comes from
+    Anserini's indexing thread, which logged an ERROR line of its own before the toolkit's
+    (issue 37, item 17). Anserini's logs during indexing are for --debug."""
+    with mounted_tmpfs(tmp_path / "full", "size=40k") as full:
+        result = run_clir("index", "--collection", str(TINY_FR), "--index", str(full / "idx"))
+        assert_one_line_error(result, str(full / "idx"), "no space left")
+        assert "ERROR" not in result.stderr
+        assert list(full.iterdir()) == []
+
+
 def test_read_only_directory_is_one_line(fr_index: Path, tmp_path: Path) -> None:
     with mounted_tmpfs(tmp_path / "ro", "ro,size=64k") as read_only:
         result = run_clir("search", "--index", str(fr_index), "--topics",

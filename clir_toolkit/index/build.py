@@ -266,7 +266,9 @@ def build_index(
                 shard_dirs(corpus_dir, shards), shard_dirs(index_dir, shards), strict=True
             )
         ]
-        jvm.set_log_level("INFO" if java_logs else "ERROR")
+        # Anserini logs a failure of its indexing threads (a full disk, say) before the
+        # toolkit turns it into one line; its logs are for --debug only.
+        jvm.set_log_level("INFO" if java_logs else "OFF")
         try:
             (shard_builder or build_shards_here)(spec, jobs, verbose)
             indexed = count_documents(index_dir, shards)
