@@ -346,6 +346,7 @@ def test_an_hnsw_graph_is_stored_and_searched_with_approximate(
          "--mt is an option of --translate mt, not of --translate dict"),
         (["--translate", "none", "--embed", "e.vec"], "--embed is an option of --translate"),
         (["--translate", "dict", "--parallel", "p.tsv"], "add --dict-mode weighted"),
+        (["--dense", "--workers", "2"], "--workers is for --ray"),
     ],
 )
 def test_dense_options_out_of_place_are_one_line_usage_errors(
@@ -375,11 +376,13 @@ def test_dense_and_hybrid_on_two_local_workers_write_the_same_run(
     queries of the hybrid) searched in 1 to 3 chunks on a 2-CPU cluster give byte for byte
     the run of one process."""
     pytest.importorskip("ray")
+    at = options.index("--workers") if "--workers" in options else len(options)
+    searched, workers = options[:at], options[at:]  # --workers is for --ray alone
     common = ["--index", str(dense_index), "--topics", str(collection / "topics.dev.tsv"),
-              "--quiet", *options]  # fmt: skip
+              "--quiet", *searched]  # fmt: skip
     one, spread = tmp_path / "one.run", tmp_path / "ray.run"
     assert run_clir("search", *common, "--output", str(one)).returncode == 0
-    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2", *workers)
     assert result.returncode == 0, result.stderr
     assert spread.read_bytes() == one.read_bytes()
     assert len(read_topics(collection / "topics.dev.tsv")) < len(one.read_text().splitlines())

@@ -91,6 +91,29 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
     assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
 
 
+def test_search_on_a_ray_cluster_writes_the_same_run(
+    trained: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``--ray local:2``: the hybrid first stage's chunks and K-NRM's scoring actors on the
+    cluster, the run byte for byte the one-process run; ``--workers`` alone is refused."""
+    pytest.importorskip("ray")
+    root, models = trained
+    collection = collection_with_train_split(tmp_path, "target")
+    index, topics = tmp_path / "index", collection / "topics.dev.tsv"
+    built = run_clir("index", "--collection", str(collection), "--index", str(index),
+                     "--dense", "use-m3")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    search = ("pipeline", "search", "--models", str(models), "--index", str(index), "--topics",
+              str(topics), "--output")  # fmt: skip
+    here = run_clir(*search, str(tmp_path / "here.trec"))
+    there = run_clir(*search, str(tmp_path / "there.trec"), "--ray", "local:2", "--workers", "2")
+    assert here.returncode == 0 and there.returncode == 0, here.stderr + there.stderr
+    assert (tmp_path / "there.trec").read_bytes() == (tmp_path / "here.trec").read_bytes()
+    refused = run_clir(*search, str(tmp_path / "w.trec"), "--workers", "2")
+    assert_one_line_error(refused, "--workers is for --ray", status=2)
+    assert not (tmp_path / "w.trec").exists()
+
+
 def test_an_index_without_the_vectors_is_refused_with_the_command_that_adds_them(
     trained: tuple[Path, Path], tmp_path: Path
 ) -> None:

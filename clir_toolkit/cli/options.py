@@ -159,6 +159,15 @@ def _ray_options(parser: argparse.ArgumentParser, what: str, workers: str | None
                            help=workers)  # fmt: skip
 
 
+def refuse_workers_without_ray(args: argparse.Namespace) -> None:
+    """``--workers`` counts chunks or actors on a cluster: without ``--ray`` it would be
+    ignored, so it is refused (the promise of docs/guarantees.md: no option silently
+    ignored)."""
+    if args.ray is None and getattr(args, "workers", None) is not None:
+        raise UsageError("--workers is for --ray (chunks or actors on the cluster); add --ray "
+                         "local:N or leave --workers out")  # fmt: skip
+
+
 def _ray_cluster(args: argparse.Namespace) -> tuple[ClusterSpec, dict[str, str] | None]:
     """The cluster of ``--ray`` and the environment its workers need (``--java-heap``).
     A cluster address where nothing answers is refused here, before any work is done."""

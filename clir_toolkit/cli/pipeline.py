@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.cli.commands import command_help
-from clir_toolkit.cli.options import add_options, add_workdir, run_tag
+from clir_toolkit.cli.options import (
+    _ray_cluster,
+    _ray_options,
+    add_options,
+    add_workdir,
+    refuse_workers_without_ray,
+    run_tag,
+)
 from clir_toolkit.cli.outputs import add_output
 
 
@@ -66,6 +73,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     s.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                    help="where the reranker scores (default: a GPU when there is one)")  # fmt: skip
     add_options(s, [BM25_PARAMS["threads"]])
+    _ray_options(s, "run both stages", workers="chunks of topics, and scoring actors "
+                 "(default: one per CPU of the cluster)")  # fmt: skip
     s.set_defaults(handler=cmd_pipeline_search)
 
 
@@ -86,8 +95,11 @@ def cmd_pipeline_train(args: argparse.Namespace) -> int:
 def cmd_pipeline_search(args: argparse.Namespace) -> int:
     from clir_toolkit.pipeline import search_pipeline
 
+    refuse_workers_without_ray(args)
+    cluster, worker_env = _ray_cluster(args) if args.ray is not None else (None, None)
     search_pipeline(
         args.models, args.index, args.topics, args.output, collection=args.collection,
         threads=args.threads, device=args.device, tag=args.tag, quiet=args.quiet,
+        cluster=cluster, workers=args.workers, worker_env=worker_env,
     )  # fmt: skip
     return 0

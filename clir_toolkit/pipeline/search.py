@@ -8,16 +8,22 @@ other, as a user would run them by hand:
 2. the reranking, what ``clir rerank score --model DIR/knrm.pt --depth D --interpolate λ``
    does to that run with the stored depth and λ.
 
-The first stage's run is written beside the output (``<output>.first-stage``) while the
-reranker reads it, and removed after; the output is written once, whole.
+With a cluster (``--ray``) both stages run there, as ``clir search --ray`` and ``clir rerank
+score --ray`` run them: the same run file. The first stage's run is written beside the
+output (``<output>.first-stage``) while the reranker reads it, and removed after; the output
+is written once, whole.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline
+
+if TYPE_CHECKING:
+    from clir_toolkit.distributed.cluster import ClusterSpec
 
 TAG = "pipeline"
 
@@ -32,10 +38,14 @@ def search_pipeline(
     device: str = "auto",
     tag: str = TAG,
     quiet: bool = False,
+    cluster: ClusterSpec | None = None,
+    workers: int | None = None,
+    worker_env: dict[str, str] | None = None,
 ) -> Pipeline:
     """Run the pipeline of the directory ``models`` on ``topics`` over ``index`` (documents
     read from ``collection``, by default the one the index was built from) into the TREC run
-    ``output``; return the pipeline run."""
+    ``output``; return the pipeline run. With ``cluster``, both stages run on it (``workers``
+    chunks or actors, ``worker_env`` set in each)."""
     from clir_toolkit.formats import read_topics
     from clir_toolkit.index import read_index_info
     from clir_toolkit.rerank.score import score_run
@@ -57,17 +67,39 @@ def search_pipeline(
     reranked = pipeline.reranking is not None
     first = output.with_name(output.name + ".first-stage") if reranked else output
     try:
-        hybrid_search_to_run(
-            index, queries, read, first, hybrid_weight=stage.hybrid_weight, hits=stage.hits,
-            tag=tag, encoder=stage.encoder, progress=not quiet, k1=stage.k1, b=stage.b,
-            structure=stage.structure, threads=threads,
-        )  # fmt: skip
-        if pipeline.reranking is not None:
-            score_run(
-                model_path(models, pipeline), collection or Path(info.collection), topics,
-                first, output, depth=pipeline.reranking.depth, device=device,
-                interpolate=pipeline.reranking.interpolate, tag=tag, verbose=not quiet,
+        if cluster is None:
+            hybrid_search_to_run(
+                index, queries, read, first, hybrid_weight=stage.hybrid_weight,
+                hits=stage.hits, tag=tag, encoder=stage.encoder, progress=not quiet,
+                k1=stage.k1, b=stage.b, structure=stage.structure, threads=threads,
             )  # fmt: skip
+        else:
+            from clir_toolkit.distributed.dense import hybrid_search_to_run_on_ray
+
+            hybrid_search_to_run_on_ray(
+                cluster, index, queries, read, first, hybrid_weight=stage.hybrid_weight,
+                hits=stage.hits, tag=tag, encoder=stage.encoder, progress=not quiet,
+                k1=stage.k1, b=stage.b, structure=stage.structure, workers=workers,
+                worker_env=worker_env,
+            )  # fmt: skip
+        reranking = pipeline.reranking
+        if reranking is not None:
+            documents = collection or Path(info.collection)
+            model = model_path(models, pipeline)
+            if cluster is None:
+                score_run(
+                    model, documents, topics, first, output, depth=reranking.depth,
+                    device=device, interpolate=reranking.interpolate, tag=tag,
+                    verbose=not quiet,
+                )  # fmt: skip
+            else:
+                from clir_toolkit.distributed.rerank import score_run_on_ray
+
+                score_run_on_ray(
+                    cluster, model, documents, topics, first, output, workers=workers,
+                    depth=reranking.depth, device=device, interpolate=reranking.interpolate,
+                    tag=tag, verbose=not quiet,
+                )  # fmt: skip
     finally:
         if first != output:
             first.unlink(missing_ok=True)
