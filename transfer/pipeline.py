@@ -30,7 +30,8 @@ from pathlib import Path
 
 import clir_toolkit as ct
 from clir_toolkit.collection import open_collection
-from clir_toolkit.evaluate import EvalResult, evaluate_runs
+from clir_toolkit.evaluate import evaluate_runs
+from clir_toolkit.evaluate.report import significance_mark
 from clir_toolkit.index import read_index_info
 from clir_toolkit.pipeline import search_pipeline, train_pipeline
 from clir_toolkit.pipeline.train import default_collections, ensure_index, first_stage_defaults
@@ -77,7 +78,7 @@ def held_out(workdir: Path, target: Path, others: list[Path]) -> dict[str, objec
     qrels = collection.split_file("qrels", SPLIT)
     result = evaluate_runs(qrels, list(files.values()), MEASURES, baseline=str(files["hybrid"]))
     means = dict(zip(files, (result.means[run] for run in result.runs), strict=True))
-    marks = {measure: _mark(result, result.runs[2], measure) for measure in MEASURES}
+    marks = {measure: significance_mark(result, result.runs[2], measure) for measure in MEASURES}
     return {
         "target": name,
         "trained on": ", ".join(entry["name"] for entry in pipeline.trained_on),
@@ -87,14 +88,6 @@ def held_out(workdir: Path, target: Path, others: list[Path]) -> dict[str, objec
         "train minutes": trained / 60,
         "search seconds": searched,
     }
-
-
-def _mark(result: EvalResult, run: str, measure: str) -> str:
-    p = result.p_values.get(run, {}).get(measure)
-    if p is None or p >= result.alpha:
-        return ""
-    better = result.means[run][measure] > result.means[result.baseline or ""][measure]
-    return "▲" if better else "▼"
 
 
 def write_table(rows: list[dict[str, object]], seconds: float) -> str:

@@ -32,8 +32,9 @@ _CORRECTION_NAMES = {
 }
 
 
-def _marker(result: EvalResult, run: str, measure: str) -> str:
-    """``▲``/``▼`` when ``run`` differs significantly from the baseline on ``measure``."""
+def significance_mark(result: EvalResult, run: str, measure: str) -> str:
+    """``▲``/``▼`` when ``run`` differs significantly from the baseline on ``measure``, else
+    nothing."""
     p = result.p_values.get(run, {}).get(measure)
     if result.baseline is None or p is None or not p < result.alpha:
         return ""
@@ -62,7 +63,10 @@ def _legend(result: EvalResult) -> str:
 def _summary_rows(result: EvalResult) -> list[list[str]]:
     return [
         [_run_label(result, run)]
-        + [f"{result.means[run][m]:.4f}{_marker(result, run, m)}" for m in result.measures]
+        + [
+            f"{result.means[run][m]:.4f}{significance_mark(result, run, m)}"
+            for m in result.measures
+        ]
         for run in result.runs
     ]
 
