@@ -147,16 +147,18 @@ def encode_corpus(
     cache_dir: Path,
     verbose: bool = True,
     threads: int | None = None,
+    device: str = "cpu",
 ) -> tuple[list[str], np.ndarray, DenseRecord]:
-    """Every document of ``corpus`` encoded by ``encoder_name``: docids in corpus order,
-    their unit vectors, and the record for the sidecar (through the vector cache)."""
+    """Every document of ``corpus`` encoded by ``encoder_name`` on ``device``: docids in
+    corpus order, their unit vectors, and the record for the sidecar (through the vector
+    cache)."""
     import numpy as np
 
     from clir_toolkit.encoders import load_encoder
     from clir_toolkit.formats import iter_corpus
     from clir_toolkit.rerank.sentence.pretrained import VectorCache
 
-    encoder = load_encoder(encoder_name, threads=threads, device="cpu")
+    encoder = load_encoder(encoder_name, threads=threads, device=device)
     docids = [doc.id for doc in iter_corpus(corpus)]
     if not docids:
         raise FormatError(corpus, None, "the corpus holds no documents")

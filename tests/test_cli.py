@@ -409,8 +409,8 @@ def test_a_recipe_value_too_large_for_java_fails_before_anything_is_built(
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
-        ((), ["give a command: collection, index, search", "clir --help"]),
-        (("nosuch",), ["unknown command 'nosuch'", "collection, index, search"]),
+        ((), ["give a command: collection, index, encode, search", "clir --help"]),
+        (("nosuch",), ["unknown command 'nosuch'", "collection, index, encode, search"]),
         (("rerank",), ["give an action: train, score", "clir rerank --help"]),
         (("completion", "fish"), ["argument shell", "'fish'", "'bash', 'zsh', 'tcsh'"]),
         (("assignment", "check", "nosuch"), ["'nosuch'", "'pirkola'"]),

@@ -26,6 +26,9 @@ COMMANDS = {
         "ir_datasets)"
     ),
     "index": Command("index", "build a Lucene index from a collection"),
+    "encode": Command(
+        "encode", "encode a collection's documents into a vectors file, for index --vectors"
+    ),
     "search": Command("search", "BM25, dense or hybrid batch search into a TREC run"),
     "translate": Command("search", "translate topics, for inspection"),
     "fuse": Command(

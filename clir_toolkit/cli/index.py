@@ -62,6 +62,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "an existing index of the collection, only the vectors are added",
     )
     p.add_argument(
+        "--vectors",
+        type=Path,
+        metavar="FILE.npz",
+        help="with --dense ENCODER, the documents' vectors made elsewhere by clir encode "
+        "(on a GPU machine, say) instead of encoding them here; checked against the "
+        "collection and the encoder",
+    )
+    p.add_argument(
         "--hnsw",
         type=ranged("--hnsw", minimum=0),
         default=0,
@@ -82,7 +90,10 @@ def cmd_index(args: argparse.Namespace) -> int:
         threads = 1 if args.ray else os.cpu_count() or 1
     if threads < 1:
         raise UsageError(f"--threads must be at least 1 (got {threads})")
-    if args.dense is not None and args.ray is not None:  # the vectors first, on the cluster
+    if args.vectors is not None and args.dense is None:
+        raise UsageError("--vectors needs --dense ENCODER: the encoder that made them")
+    if args.dense is not None and args.ray is not None and args.vectors is None:
+        # the vectors first, on the cluster
         from clir_toolkit.distributed.encode import fill_vector_cache_on_ray
 
         cluster, worker_env = _ray_cluster(args)
@@ -93,8 +104,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
         started = time.perf_counter()
         info = add_dense_vectors(
-            args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw
-        )
+            args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw,
+            vectors=args.vectors,
+        )  # fmt: skip
         assert info.dense is not None
         print(
             f"added the vectors of {info.dense.documents} documents ({info.dense.encoder}, "
@@ -115,6 +127,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         shards=args.shards,
         shard_builder=builder,
         dense=args.dense,
+        dense_vectors=args.vectors,
         hnsw=args.hnsw,
         verbose=not args.quiet,
         java_logs=args.debug,

@@ -218,6 +218,7 @@ def build_index(
     dense: str | None = None,
     dense_cache: str | Path | None = None,
     hnsw: int = 0,
+    dense_vectors: str | Path | None = None,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
@@ -234,7 +235,9 @@ def build_index(
     ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``) whose document
     vectors are stored with the index (:mod:`clir_toolkit.vectors`), encoded through the
     vector cache ``dense_cache`` (default: the collection's rerank cache); ``hnsw`` M > 0
-    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`).
+    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`); with
+    ``dense_vectors``, the vectors are read from that file, made elsewhere by ``clir
+    encode`` (:mod:`clir_toolkit.index.imported`), and checked before Lucene starts.
     """
     check_hnsw(hnsw, dense)
     if shards < 1:
@@ -249,6 +252,11 @@ def build_index(
             "(pass --language, e.g. --language fr, or add doc_lang to manifest.json)"
         )
     spec = analyzer_for(lang)
+    imported = None  # vectors made elsewhere are checked before any work
+    if dense is not None and dense_vectors is not None:
+        imported = encode_for_index(collection, dense, None, verbose, Path(dense_vectors))
+    elif dense_vectors is not None:
+        raise UsageError("--vectors needs --dense ENCODER: the encoder that made them")
     threads = threads or os.cpu_count() or 1
     started = time.perf_counter()
     with (
@@ -286,7 +294,9 @@ def build_index(
             )
         record = None
         if dense is not None:
-            docids, matrix, record = encode_for_index(collection, dense, dense_cache, verbose)
+            docids, matrix, record = imported or encode_for_index(
+                collection, dense, dense_cache, verbose
+            )
             record = dataclasses.replace(record, hnsw=hnsw)
             write_vectors(index_dir, docids, matrix, record)
             if hnsw:

@@ -49,11 +49,21 @@ def _sidecar_names(index: Path, file: str) -> bool:
 
 
 def encode_for_index(
-    collection: Collection, encoder: str, cache_dir: str | Path | None, verbose: bool
+    collection: Collection,
+    encoder: str,
+    cache_dir: str | Path | None,
+    verbose: bool,
+    vectors: Path | None = None,
 ) -> tuple[list[str], Any, DenseRecord]:
-    """The collection's documents encoded for the index (through the vector cache)."""
+    """The collection's documents encoded for the index (through the vector cache), or,
+    with ``vectors``, read from that file made elsewhere (:mod:`clir_toolkit.index.imported`)
+    and checked against the collection and the encoder."""
     from clir_toolkit.rerank.data.documents import cache_dir_for
 
+    if vectors is not None:
+        from clir_toolkit.index.imported import import_vectors
+
+        return import_vectors(collection, encoder, Path(vectors))
     where = cache_dir_for(collection.root, cache_dir)
     return encode_corpus(collection.corpus, encoder, where, verbose)
 
@@ -66,11 +76,13 @@ def add_dense_vectors(
     cache_dir: str | Path | None = None,
     verbose: bool = True,
     hnsw: int = 0,
+    vectors: str | Path | None = None,
 ) -> IndexInfo:
     """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
 
     The documents come from ``collection_path`` (default: the collection the sidecar
-    records), which must be the collection the index was built from, as it is now. The
+    records), which must be the collection the index was built from, as it is now; they are
+    encoded here, or their vectors read from the file ``vectors`` (``clir encode``'s). The
     vectors file is written first and the sidecar replaced after it, both atomically, under
     the index's lock: an interruption at any point leaves the index as it was.
     """
@@ -88,7 +100,9 @@ def add_dense_vectors(
     with directory_lock(index):
         recover_directory(index, locked=True)
         info = read_index_info(index)  # again, under the lock
-        docids, matrix, record = encode_for_index(collection, encoder, cache_dir, verbose)
+        docids, matrix, record = encode_for_index(
+            collection, encoder, cache_dir, verbose, None if vectors is None else Path(vectors)
+        )
         if len(docids) != info.documents:
             raise ClirError(
                 f"{collection.corpus}: holds {len(docids)} documents, the index "
