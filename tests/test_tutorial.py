@@ -21,9 +21,10 @@ from tests.conftest import debian_packages_missing
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "tutorial.ipynb"
 SLICE = 40
-#: What the notebook reads: the man pages of both languages, FreeDict both ways, WordNet.
-PACKAGES = ("manpages", "manpages-dev", "manpages-fr", "manpages-fr-dev",
-            "dict-freedict-eng-fra", "dict-freedict-fra-eng", "wordnet-base")  # fmt: skip
+#: What the notebook reads: the man pages of the three languages, FreeDict, WordNet.
+PACKAGES = ("manpages", "manpages-dev", "manpages-fr", "manpages-fr-dev", "manpages-de",
+            "manpages-de-dev", "dict-freedict-eng-fra", "dict-freedict-fra-eng",
+            "dict-freedict-eng-deu", "wordnet-base")  # fmt: skip
 
 
 def _why_not_runnable() -> str | None:
@@ -91,6 +92,11 @@ def test_the_notebook_runs_on_a_slice_of_the_dev_split(tmp_path: Path) -> None:
     look = _text(_tagged(notebook, "dictionary-look"))
     assert "=== " in look and "structured:" in look and "Lucene:" in look
     assert "Synonym(" in look  # the dictionary query in Pirkola's structure
+
+    out_of_domain = _text(_tagged(notebook, "out-of-domain"))
+    assert _run_names(out_of_domain) == ["de-dict", "de-knrm+bm25"]
+    gain = _text(_tagged(notebook, "out-of-domain-gain"))
+    assert "on French (trained on)" in gain and "on German (never seen)" in gain
 
     assert (work / "runs" / "knrm+bm25.trec").is_file()
     assert not (tmp_path / "runs").exists()  # everything went to CLIR_TUTORIAL_DIR
