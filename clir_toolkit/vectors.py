@@ -269,16 +269,21 @@ def import_faiss() -> Any:
     return import_package("faiss", "faiss-cpu")
 
 
-def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord) -> None:
+def write_graph(
+    directory: Path, matrix: np.ndarray, record: DenseRecord, threads: int = 1
+) -> None:
     """Build the HNSW graph (``record.hnsw`` neighbours a node, inner product) of ``matrix``
-    with one thread and write it to ``record.graph_file`` in ``directory`` atomically."""
+    with ``threads`` threads and write it to ``record.graph_file`` in ``directory``
+    atomically. One thread (the default) makes the same graph from the same vectors; with
+    more, Faiss inserts nodes in parallel and the graph, so an approximate run, may differ
+    from build to build."""
     import numpy as np
 
     from clir_toolkit.files import atomic_write
 
     faiss = import_faiss()
     threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)  # one thread: the same graph from the same vectors
+    faiss.omp_set_num_threads(threads)
     try:
         graph = faiss.IndexHNSWFlat(record.dim, record.hnsw, faiss.METRIC_INNER_PRODUCT)
         graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION

@@ -388,6 +388,30 @@ def test_dense_and_hybrid_on_two_local_workers_write_the_same_run(
     assert len(read_topics(collection / "topics.dev.tsv")) < len(one.read_text().splitlines())
 
 
+def test_the_hnsw_graph_built_by_several_threads_finds_the_exact_run(
+    collection: Path, dense_index: Path, tmp_path: Path
+) -> None:
+    """``--hnsw-threads 2``: Faiss inserts the nodes in parallel; on twelve documents the
+    graph's candidate list holds them all, so the approximate run is the exact one. Without
+    a graph to build, the option is refused."""
+    pytest.importorskip("faiss")
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    build = ("index", "--collection", str(collection), "--index", str(index), "--dense")
+    refused = run_clir(*build, "--hnsw-threads", "2")
+    assert_one_line_error(refused, "--hnsw-threads is for --hnsw M", status=2)
+    result = run_clir(*build, "--hnsw", "8", "--hnsw-threads", "2", "--quiet")
+    assert result.returncode == 0, result.stderr
+    topics = str(collection / "topics.dev.tsv")
+    for name, extra in [("exact", []), ("approximate", ["--approximate"])]:
+        output = str(tmp_path / f"{name}.run")
+        searched = run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                            output, "--dense", "--quiet", *extra)  # fmt: skip
+        assert searched.returncode == 0, searched.stderr
+    exact, approximate = read_run(tmp_path / "exact.run"), read_run(tmp_path / "approximate.run")
+    assert [(r.qid, r.docid) for r in approximate] == [(r.qid, r.docid) for r in exact]
+
+
 def test_approximate_search_on_two_local_workers_writes_the_same_run(
     collection: Path, dense_index: Path, tmp_path: Path
 ) -> None:

@@ -77,6 +77,15 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="with --dense, also store an approximate index of the vectors (Faiss' HNSW "
         "graph, M neighbours a node, e.g. 32), for clir search --approximate (default: none)",
     )
+    p.add_argument(
+        "--hnsw-threads",
+        type=ranged("--hnsw-threads", maximum=MAX_THREADS),
+        default=1,
+        metavar="N",
+        help="threads building the HNSW graph (default: 1, which makes the same graph from "
+        "the same vectors every time; more build faster, and an approximate run may then "
+        "differ between builds)",
+    )
     _ray_options(p, "build the shards, and encode --dense's documents, in parallel (the "
                  "workers must see --index's directory)")  # fmt: skip
     p.set_defaults(handler=cmd_index)
@@ -105,7 +114,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         info = add_dense_vectors(
             args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw,
-            vectors=args.vectors,
+            vectors=args.vectors, hnsw_threads=args.hnsw_threads,
         )  # fmt: skip
         assert info.dense is not None
         print(
@@ -129,6 +138,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         dense=args.dense,
         dense_vectors=args.vectors,
         hnsw=args.hnsw,
+        hnsw_threads=args.hnsw_threads,
         verbose=not args.quiet,
         java_logs=args.debug,
     )

@@ -219,6 +219,7 @@ def build_index(
     dense_cache: str | Path | None = None,
     hnsw: int = 0,
     dense_vectors: str | Path | None = None,
+    hnsw_threads: int = 1,
 ) -> IndexInfo:
     """Index a collection directory (or a bare corpus file) into ``index_path``.
 
@@ -235,11 +236,12 @@ def build_index(
     ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``) whose document
     vectors are stored with the index (:mod:`clir_toolkit.vectors`), encoded through the
     vector cache ``dense_cache`` (default: the collection's rerank cache); ``hnsw`` M > 0
-    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`); with
+    stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`, built by
+    ``hnsw_threads``: one, the default, makes the same graph every time); with
     ``dense_vectors``, the vectors are read from that file, made elsewhere by ``clir
     encode`` (:mod:`clir_toolkit.index.imported`), and checked before Lucene starts.
     """
-    check_hnsw(hnsw, dense)
+    check_hnsw(hnsw, dense, hnsw_threads)
     if shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
@@ -300,7 +302,7 @@ def build_index(
             record = dataclasses.replace(record, hnsw=hnsw)
             write_vectors(index_dir, docids, matrix, record)
             if hnsw:
-                write_graph(index_dir, matrix, record)
+                write_graph(index_dir, matrix, record, hnsw_threads)
         info = IndexInfo(
             language=spec.language,
             analyzer_kind=spec.kind,

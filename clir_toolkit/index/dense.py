@@ -29,11 +29,13 @@ MAX_HNSW_M = 512
 the graph's memory (and Faiss takes a C int)."""
 
 
-def check_hnsw(hnsw: int, encoder: str | None) -> None:
-    """Refuse an HNSW ``M`` below 2 (0: no graph) or above :data:`MAX_HNSW_M`, or a graph
-    without vectors."""
+def check_hnsw(hnsw: int, encoder: str | None, threads: int = 1) -> None:
+    """Refuse an HNSW ``M`` below 2 (0: no graph) or above :data:`MAX_HNSW_M`, a graph
+    without vectors, or building threads without a graph."""
     if hnsw and encoder is None:
         raise UsageError("--hnsw needs --dense: it is the graph of the dense vectors")
+    if threads != 1 and not hnsw:
+        raise UsageError("--hnsw-threads is for --hnsw M: the threads building the graph")
     if hnsw < 0 or hnsw == 1 or hnsw > MAX_HNSW_M:
         raise UsageError(
             f"--hnsw must be between 2 and {MAX_HNSW_M} neighbours a node, or 0 (got {hnsw})"
@@ -77,6 +79,7 @@ def add_dense_vectors(
     verbose: bool = True,
     hnsw: int = 0,
     vectors: str | Path | None = None,
+    hnsw_threads: int = 1,
 ) -> IndexInfo:
     """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
 
@@ -86,7 +89,7 @@ def add_dense_vectors(
     vectors file is written first and the sidecar replaced after it, both atomically, under
     the index's lock: an interruption at any point leaves the index as it was.
     """
-    check_hnsw(hnsw, encoder)
+    check_hnsw(hnsw, encoder, hnsw_threads)
     index = Path(index_path)
     info = read_index_info(index)
     source = collection_path if collection_path is not None else info.collection
@@ -115,7 +118,7 @@ def add_dense_vectors(
         try:
             write_vectors(index, docids, matrix, record)
             if hnsw:
-                write_graph(index, matrix, record)
+                write_graph(index, matrix, record, hnsw_threads)
             write_sidecar(index, updated)
         except BaseException:  # Ctrl-C included: the index goes back to what it was
             if not _sidecar_names(index, record.file):
