@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -78,6 +79,14 @@ def fr_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     index = tmp_path_factory.mktemp("indexes") / "tiny-fr"
     build_index(TINY_FR, index, verbose=False)
     return index
+
+
+@pytest.fixture(scope="module")
+def tiny_fr_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of tiny-fr, for tests that write under the collection (its vector cache)."""
+    root = tmp_path_factory.mktemp("tiny-fr-copy") / "tiny-fr"
+    shutil.copytree(TINY_FR, root)
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -44,11 +44,9 @@ def snapshot(index: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def collection(tiny_fr_copy: Path) -> Path:
     """A copy of tiny-fr (its vector cache goes under the collection)."""
-    root = tmp_path_factory.mktemp("dense") / "tiny-fr"
-    shutil.copytree(TINY_FR, root)
-    return root
+    return tiny_fr_copy
 
 
 @pytest.fixture(scope="module")

@@ -4,21 +4,18 @@ checking them against the collection and the encoder."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.conftest import TINY_FR, assert_one_line_error, run_clir
+from tests.conftest import assert_one_line_error, run_clir
 
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def collection(tiny_fr_copy: Path) -> Path:
     """A copy of tiny-fr (its vector cache goes under the collection)."""
-    root = tmp_path_factory.mktemp("encode") / "tiny-fr"
-    shutil.copytree(TINY_FR, root)
-    return root
+    return tiny_fr_copy
 
 
 @pytest.fixture(scope="module")

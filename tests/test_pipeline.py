@@ -25,6 +25,17 @@ def collection_with_train_split(root: Path, name: str) -> Path:
     return collection
 
 
+def target_with_vectors(root: Path) -> tuple[Path, Path, Path]:
+    """A collection the pipeline was not trained on, its index with use-m3's vectors, and
+    its dev topics."""
+    collection = collection_with_train_split(root, "target")
+    index = root / "index"
+    built = run_clir("index", "--collection", str(collection), "--index", str(index),
+                     "--dense", "use-m3")  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    return collection, index, collection / "topics.dev.tsv"
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A pipeline trained on two collections, and the directory they are in."""
@@ -67,11 +78,7 @@ def test_a_second_train_retrains_nothing(trained: tuple[Path, Path]) -> None:
 
 def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: Path) -> None:
     root, models = trained
-    collection = collection_with_train_split(tmp_path, "target")
-    index, topics = tmp_path / "index", collection / "topics.dev.tsv"
-    built = run_clir("index", "--collection", str(collection), "--index", str(index),
-                     "--dense", "use-m3")  # fmt: skip
-    assert built.returncode == 0, built.stderr
+    collection, index, topics = target_with_vectors(tmp_path)
     result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
                       "--topics", str(topics), "--output", str(tmp_path / "run.trec"))  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -98,11 +105,7 @@ def test_search_on_a_ray_cluster_writes_the_same_run(
     cluster, the run byte for byte the one-process run; ``--workers`` alone is refused."""
     pytest.importorskip("ray")
     root, models = trained
-    collection = collection_with_train_split(tmp_path, "target")
-    index, topics = tmp_path / "index", collection / "topics.dev.tsv"
-    built = run_clir("index", "--collection", str(collection), "--index", str(index),
-                     "--dense", "use-m3")  # fmt: skip
-    assert built.returncode == 0, built.stderr
+    collection, index, topics = target_with_vectors(tmp_path)
     search = ("pipeline", "search", "--models", str(models), "--index", str(index), "--topics",
               str(topics), "--output")  # fmt: skip
     here = run_clir(*search, str(tmp_path / "here.trec"))
