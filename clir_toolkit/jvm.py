@@ -495,6 +495,23 @@ def is_java_exception(exc: BaseException) -> bool:
     return type(exc).__name__ == "JavaException" and type(exc).__module__.startswith("jnius")
 
 
+def out_of_memory_line(exc: BaseException) -> str | None:
+    """For a Java ``OutOfMemoryError``, the error line that names the fix: more heap with
+    ``--java-heap`` (Java's default is a quarter of the machine's memory); None for any
+    other exception."""
+    if not is_java_exception(exc) or not str(getattr(exc, "classname", "")).endswith(
+        "OutOfMemoryError"
+    ):
+        return None
+    detail = java_error_text(exc).splitlines()[0]
+    heap = _settings["heap"] or os.environ.get(HEAP_ENV)
+    now = f"now {heap}" if heap else "now Java's default, a quarter of this machine's memory"
+    return (
+        f"Java ran out of memory ({detail}); give it more with --java-heap SIZE or "
+        f"${HEAP_ENV}, e.g. --java-heap 8g ({now})"
+    )
+
+
 def open_index_reader(index_dir: str | Path) -> Any:
     """A Lucene ``DirectoryReader`` on ``index_dir``; a damaged or foreign index is one line.
 

@@ -292,3 +292,32 @@ def test_an_empty_hit_reader_jar_is_ignored_and_compiled_again(
         made = run_clir("resource", "java", env={"CLIR_DATA": str(data)})
         assert made.returncode == 0, made.stderr
         assert java_hits.is_usable_jar(jar)
+
+
+def test_java_out_of_memory_is_one_line_that_names_java_heap() -> None:
+    """A real OutOfMemoryError (an array larger than a 64 MiB heap) reaches the command
+    line's error boundary as one line naming --java-heap and the heap now, not the generic
+    'Java: ...' line."""
+    import subprocess
+    import textwrap
+
+    code = textwrap.dedent("""
+        from clir_toolkit import jvm
+        from clir_toolkit.cli import error_line
+
+        jvm.configure("64m")
+        jvm.start()
+        longs = jvm.java_class("java.lang.Long").TYPE
+        try:
+            jvm.java_class("java.lang.reflect.Array").newInstance(longs, 100_000_000)
+        except Exception as exc:
+            line, status = error_line(exc)
+            print(status, line)
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "1 clir: error: Java ran out of memory (OutOfMemoryError: Java heap space); give it "
+        "more with --java-heap SIZE or $CLIR_JAVA_HEAP, e.g. --java-heap 8g (now 64m)"
+    )

@@ -195,6 +195,8 @@ def error_line(exc: BaseException) -> tuple[str, int]:
         return f"clir: error: {where}{describe_os_error(exc)}", 1
     if isinstance(exc, MemoryError):
         return "clir: error: out of memory (try a smaller input or --java-heap)", 1
+    if jvm.out_of_memory_line(exc) is not None:
+        return f"clir: error: {jvm.out_of_memory_line(exc)}", 1
     if jvm.is_java_exception(exc):
         detail = jvm.java_error_text(exc).splitlines()[0]
         return f"clir: error: Java: {detail} (run with --debug for the trace)", 1
