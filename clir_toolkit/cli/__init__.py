@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 from clir_toolkit import progress
 from clir_toolkit.cli.commands import COMMANDS
-from clir_toolkit.cli.options import _common_options
+from clir_toolkit.cli.options import _common_options, refuse_workers_without_ray
 from clir_toolkit.cli.outputs import check_outputs
 from clir_toolkit.errors import ClirError, Interrupted, UsageError
 
@@ -195,8 +195,9 @@ def error_line(exc: BaseException) -> tuple[str, int]:
         return f"clir: error: {where}{describe_os_error(exc)}", 1
     if isinstance(exc, MemoryError):
         return "clir: error: out of memory (try a smaller input or --java-heap)", 1
-    if jvm.out_of_memory_line(exc) is not None:
-        return f"clir: error: {jvm.out_of_memory_line(exc)}", 1
+    out_of_memory = jvm.out_of_memory_line(exc)
+    if out_of_memory is not None:
+        return f"clir: error: {out_of_memory}", 1
     if jvm.is_java_exception(exc):
         detail = jvm.java_error_text(exc).splitlines()[0]
         return f"clir: error: Java: {detail} (run with --debug for the trace)", 1
@@ -256,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with signals_as_exceptions():
             check_outputs(args)  # before any work: an output must not destroy an input
+            refuse_workers_without_ray(args)
             if getattr(args, "java_heap", None):
                 from clir_toolkit import jvm
 

@@ -160,10 +160,11 @@ def _ray_options(parser: argparse.ArgumentParser, what: str, workers: str | None
 
 
 def refuse_workers_without_ray(args: argparse.Namespace) -> None:
-    """``--workers`` counts chunks or actors on a cluster: without ``--ray`` it would be
-    ignored, so it is refused (the promise of docs/guarantees.md: no option silently
-    ignored)."""
-    if args.ray is None and getattr(args, "workers", None) is not None:
+    """``--workers`` of a command with ``--ray`` counts chunks or actors on the cluster:
+    without ``--ray`` it would be ignored, so it is refused, for every such command at once
+    (the promise of docs/guarantees.md: no option silently ignored). A command without
+    ``--ray`` (``clir embed``'s own ``--workers``) is not concerned."""
+    if getattr(args, "workers", None) is not None and getattr(args, "ray", False) is None:
         raise UsageError("--workers is for --ray (chunks or actors on the cluster); add --ray "
                          "local:N or leave --workers out")  # fmt: skip
 

@@ -13,7 +13,6 @@ from clir_toolkit.cli.options import (
     _ray_options,
     add_options,
     add_workdir,
-    refuse_workers_without_ray,
     run_tag,
 )
 from clir_toolkit.cli.outputs import add_output
@@ -95,7 +94,6 @@ def cmd_pipeline_train(args: argparse.Namespace) -> int:
 def cmd_pipeline_search(args: argparse.Namespace) -> int:
     from clir_toolkit.pipeline import search_pipeline
 
-    refuse_workers_without_ray(args)
     cluster, worker_env = _ray_cluster(args) if args.ray is not None else (None, None)
     search_pipeline(
         args.models, args.index, args.topics, args.output, collection=args.collection,

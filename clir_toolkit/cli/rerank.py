@@ -14,7 +14,6 @@ from clir_toolkit.cli.options import (
     add_options,
     given_values,
     ranged,
-    refuse_workers_without_ray,
     run_tag,
 )
 from clir_toolkit.cli.outputs import add_output
@@ -291,7 +290,6 @@ def cmd_rerank_score(args: argparse.Namespace) -> int:
             "clir rerank score takes exactly one of --model FILE (a trained reranker) "
             "and --pretrained NAME (e5-small, use-m3 or hf:DIR)"
         )
-    refuse_workers_without_ray(args)
     inputs = (args.collection, args.topics, args.run, args.output)
     shared = {
         "depth": args.depth,

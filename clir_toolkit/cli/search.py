@@ -21,7 +21,6 @@ from clir_toolkit.cli.options import (
     _topic_options,
     _translation,
     _translation_options,
-    refuse_workers_without_ray,
     run_tag,
 )
 from clir_toolkit.cli.outputs import add_output
@@ -70,7 +69,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     from clir_toolkit.search.dense import DENSE_PARAMS
     from clir_toolkit.translate.pipeline import build_queries
 
-    refuse_workers_without_ray(args)
     if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
         raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
     if args.hybrid_weight is None:
