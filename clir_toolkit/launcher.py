@@ -55,6 +55,23 @@ def _exit_before_ray_is_torn_down(status: int) -> None:
         os._exit(status)
 
 
+def forget_caught_interrupts(status: int) -> int:
+    """``status``, once CPython no longer holds a caught KeyboardInterrupt against the process.
+
+    CPython marks a KeyboardInterrupt that ends code run from a string, by ``exec`` or
+    ``eval``, as unhandled, even when a caller catches it (``run_eval_code_obj`` in
+    Python/pythonrun.c, 3.8 to 3.13 at least). ``collections.namedtuple`` and ``dataclasses``
+    run such code, and imports create them. Under ``python -m`` the interpreter checks the mark
+    after it has exited (``Py_RunMain`` in Modules/main.c) and then kills itself with SIGINT's
+    default action: a Ctrl-C that landed in a namedtuple's creation while tqdm imported gave
+    ``clir: interrupted``, then exit -2 instead of 130. The ``clir`` script itself exits by
+    another path, which does not check the mark. A string evaluation that ends normally
+    clears it, hence the empty one below.
+    """
+    exec("", {})  # clears the mark: every string evaluation resets it before it runs
+    return status
+
+
 def main() -> int:
     """Run ``clir`` with the command line's arguments; its exit status."""
 
@@ -67,8 +84,8 @@ def main() -> int:
         from clir_toolkit.cli import main as command_line
     except KeyboardInterrupt as exc:  # Interrupted included
         print("clir: interrupted", file=sys.stderr)
-        return 128 + exc.signum if isinstance(exc, Interrupted) else 130
+        return forget_caught_interrupts(128 + exc.signum if isinstance(exc, Interrupted) else 130)
     status = command_line()
     if status in INTERRUPTED and "ray" in sys.modules:
         _exit_before_ray_is_torn_down(status)
-    return status
+    return forget_caught_interrupts(status)

@@ -535,7 +535,7 @@ def test_a_signal_swallowed_by_a_finaliser_is_not_sent_again_once_the_command_en
 ) -> None:
     """The copy of a swallowed signal is sent a moment later; if the command has ended (or
     been interrupted) meanwhile, that copy would reach Python's exit, where the default
-    action kills the process: CI saw `clir: interrupted` then exit -2 instead of 130."""
+    action kills the process: `clir: interrupted`, then exit -2 instead of 130."""
     from clir_toolkit.cli import signals_as_exceptions
 
     class SignalledDuringFinalisation:
@@ -553,6 +553,37 @@ def test_a_signal_swallowed_by_a_finaliser_is_not_sent_again_once_the_command_en
         signal.signal(signal.SIGINT, previous)
     assert arrived == []
     assert "Exception ignored" not in capsys.readouterr().err
+
+
+# Fault injection for the test below: a real SIGINT that arrives while Python runs code made
+# from a string, as collections.namedtuple and dataclasses do while a module imports.
+SIGINT_INSIDE_GENERATED_CODE = textwrap.dedent("""
+    import clir_toolkit.cli
+
+    def check_outputs(args):
+        exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(30)", {})
+
+    clir_toolkit.cli.check_outputs = check_outputs
+""")
+
+
+@pytest.mark.parametrize("entry", ["clir_toolkit.cli", "clir_toolkit"])
+def test_ctrl_c_inside_code_made_from_a_string_exits_130(tmp_path: Path, entry: str) -> None:
+    """CPython marks a KeyboardInterrupt that ends a string exec() or eval() as unhandled even
+    once caught, and under `python -m` it then kills itself with SIGINT on exit: `clir:
+    interrupted`, then exit -2 instead of 130 (the rare failure of
+    test_signal_during_indexing_keeps_the_old_index[reading-2], whose Ctrl-C landed in a
+    namedtuple's creation while tqdm imported)."""
+    (tmp_path / "sitecustomize.py").write_text(SIGINT_INSIDE_GENERATED_CODE, encoding="utf-8")
+    process = subprocess.run(
+        [sys.executable, "-m", entry, "eval", "--qrels", str(TINY_FR / "qrels.dev.txt"),
+         str(TINY_FR.parent / "runs" / "tiny-fr.bm25-human.dev.trec")],
+        capture_output=True, text=True, timeout=120, preexec_fn=_default_sigint,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])},
+    )  # fmt: skip
+    assert process.stderr == "clir: interrupted\n"
+    assert process.returncode == 130
 
 
 WRITE_IN_A_LOOP = textwrap.dedent("""

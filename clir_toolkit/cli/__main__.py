@@ -3,5 +3,6 @@
 import sys
 
 from clir_toolkit.cli import main
+from clir_toolkit.launcher import forget_caught_interrupts
 
-sys.exit(main())
+sys.exit(forget_caught_interrupts(main()))
