@@ -66,3 +66,14 @@ def test_every_module_over_400_lines_says_why_in_the_design_notes() -> None:
     )
     unexplained = [module for module in long_modules if f"`{module}` (" not in section]
     assert unexplained == [], f"over 400 lines, not in docs/design.md: {unexplained}"
+
+
+def test_every_figure_quoted_in_prose_is_its_table_s() -> None:
+    """A figure that a note, the README or a docs page quotes from a results table, written
+    as [FIGURE](RESULTS.md "SECTION; ROW; COLUMN"), is what that table says now: a table
+    generated again without `clir figures` run over the prose fails here."""
+    from clir_toolkit.cli.run import markdown_files
+    from clir_toolkit.experiments.figures import check
+
+    stale = check(markdown_files([ROOT]))
+    assert not stale, "\n".join(str(m) for m in stale) + "\n(clir figures . rewrites them)"

@@ -49,6 +49,9 @@ COMMANDS = {
         "pipeline", "the best pipeline: train it on several collections, run it on your own"
     ),
     "run": Command("run", "run TOML recipes and regenerate RESULTS.md"),
+    "figures": Command(
+        "run", "refresh (or --check) the figures that markdown prose quotes from results tables"
+    ),
     "bench": Command("bench", "benchmarks (speed)"),
     "assignment": Command(
         "assignment", "course assignments: re-implement a piece of the toolkit, graded against it"

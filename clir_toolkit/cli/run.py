@@ -31,6 +31,20 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
                  "models and RESULTS.md)")  # fmt: skip
     p.set_defaults(handler=cmd_run)
 
+    p = commands.add_parser(
+        "figures",
+        parents=[common],
+        help=command_help("figures"),
+        description="Rewrite every figure that these markdown files quote from a results "
+        'table, written as `[FIGURE](RESULTS.md "SECTION; ROW; COLUMN")`, from the table as '
+        "it is now; with --check, list those that differ and change nothing (docs/evaluation.md).",
+    )
+    p.add_argument("documents", nargs="+", type=Path, metavar="FILE.md|DIR",
+                   help="markdown files, or directories: every .md file below them")  # fmt: skip
+    p.add_argument("--check", action="store_true",
+                   help="change nothing; exit 1 if a figure differs from its table")  # fmt: skip
+    p.set_defaults(handler=cmd_figures)
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     from clir_toolkit.experiments.runner import run_recipes
@@ -40,4 +54,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.recipes, quiet=args.quiet, results=args.results, force=args.force, cluster=cluster
     )
     print(f"wrote {results}")
+    return 0
+
+
+def markdown_files(paths: list[Path]) -> list[Path]:
+    """The markdown files named, and those below the directories named (hidden ones and
+    virtual environments skipped)."""
+    from clir_toolkit.errors import ClirError
+
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(
+                file for file in path.rglob("*.md")
+                if not any(part.startswith(".") or part in ("node_modules", "site-packages")
+                           for part in file.relative_to(path).parts[:-1])
+            )  # fmt: skip
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ClirError(f"{path}: no such file or directory")
+    return found
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    from clir_toolkit.errors import ClirError
+    from clir_toolkit.experiments.figures import check, refresh
+
+    documents = markdown_files(args.documents)
+    if args.check:
+        mismatches = check(documents)
+        for mismatch in mismatches:
+            print(mismatch)
+        if mismatches:
+            raise ClirError(f"{len(mismatches)} figures differ from their tables (clir figures "
+                            "FILES rewrites them from the tables)")  # fmt: skip
+        return 0
+    for document in documents:
+        changed = refresh(document)
+        if changed:
+            print(f"{document}: {changed} figures rewritten from their tables")
     return 0

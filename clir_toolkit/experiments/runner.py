@@ -27,7 +27,9 @@ def run_recipes(
     force: bool = False,
     cluster: ClusterSpec | None = None,
 ) -> Path:
-    """Run every recipe on its languages and regenerate RESULTS.md; returns its path.
+    """Run every recipe on its languages and regenerate RESULTS.md; returns its path. The
+    figures that the markdown files beside it quote from it are rewritten too
+    (:mod:`clir_toolkit.experiments.figures`).
 
     A file a recipe made before is reused when it is fresh (same inputs, same settings, same
     code of the modules it depends on:
@@ -35,6 +37,7 @@ def run_recipes(
     ``cluster``, the (recipe, language) jobs run in parallel on that Ray cluster
     (:mod:`clir_toolkit.experiments.cluster_runner`), with the same outcomes.
     """
+    from clir_toolkit.experiments.figures import refresh as refresh_figures
     from clir_toolkit.experiments.results import write_results
 
     context = RunContext(workspace or Workspace(), quiet=quiet, force=force)
@@ -62,4 +65,6 @@ def run_recipes(
     target = results or recipes[0].path.parent / "RESULTS.md"
     command = "clir run " + " ".join(str(p) for p in paths)
     write_results(target, outcomes, context.workspace, command, time.perf_counter() - started)
+    for note in sorted(target.parent.glob("*.md")):  # the notes beside it quote the new table
+        refresh_figures(note)
     return target
