@@ -65,3 +65,20 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")
         self.signum = signum
+
+
+def forget_caught_interrupts(status: int) -> int:
+    """``status``, once CPython no longer holds a caught KeyboardInterrupt against the process.
+
+    CPython marks a KeyboardInterrupt that ends code run from a string, by ``exec`` or
+    ``eval``, as unhandled, even when a caller catches it (``run_eval_code_obj`` in
+    Python/pythonrun.c, 3.8 to 3.13 at least). ``collections.namedtuple`` and ``dataclasses``
+    run such code, and imports create them. Under ``python -m`` the interpreter checks the mark
+    after it has exited (``Py_RunMain`` in Modules/main.c) and then kills itself with SIGINT's
+    default action: a Ctrl-C that landed in a namedtuple's creation while tqdm imported gave
+    ``clir: interrupted``, then exit -2 instead of 130. The ``clir`` script itself exits by
+    another path, which does not check the mark. A string evaluation that ends normally
+    clears it, hence the empty one below.
+    """
+    exec("", {})  # clears the mark: every string evaluation resets it before it runs
+    return status

@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 
-from clir_toolkit.errors import Interrupted
+from clir_toolkit.errors import Interrupted, forget_caught_interrupts
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 INTERRUPTED = frozenset(128 + signum for signum in (signal.SIGINT, *TERMINATING))
@@ -53,23 +53,6 @@ def _exit_before_ray_is_torn_down(status: int) -> None:
                     stream.flush()
     finally:
         os._exit(status)
-
-
-def forget_caught_interrupts(status: int) -> int:
-    """``status``, once CPython no longer holds a caught KeyboardInterrupt against the process.
-
-    CPython marks a KeyboardInterrupt that ends code run from a string, by ``exec`` or
-    ``eval``, as unhandled, even when a caller catches it (``run_eval_code_obj`` in
-    Python/pythonrun.c, 3.8 to 3.13 at least). ``collections.namedtuple`` and ``dataclasses``
-    run such code, and imports create them. Under ``python -m`` the interpreter checks the mark
-    after it has exited (``Py_RunMain`` in Modules/main.c) and then kills itself with SIGINT's
-    default action: a Ctrl-C that landed in a namedtuple's creation while tqdm imported gave
-    ``clir: interrupted``, then exit -2 instead of 130. The ``clir`` script itself exits by
-    another path, which does not check the mark. A string evaluation that ends normally
-    clears it, hence the empty one below.
-    """
-    exec("", {})  # clears the mark: every string evaluation resets it before it runs
-    return status
 
 
 def main() -> int:

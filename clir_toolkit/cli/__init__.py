@@ -121,7 +121,7 @@ def signals_as_exceptions() -> Iterator[None]:
     raises in the command's own code a moment later — unless the command has been
     interrupted or has ended meanwhile: a copy sent then would reach Python's exit, where
     the default action kills the process (exit -2 after "clir: interrupted"; the -2 that CI
-    showed had another cause, :func:`clir_toolkit.launcher.forget_caught_interrupts`).
+    showed had another cause, :func:`clir_toolkit.errors.forget_caught_interrupts`).
     The check and the copy are one step under a lock that the command's end also takes: a
     thread paused between them by a busy machine cannot send it after the end, and a copy
     sent before the end raises in this block's own code, where ``main`` reports it.

@@ -3,6 +3,6 @@
 import sys
 
 from clir_toolkit.cli import main
-from clir_toolkit.launcher import forget_caught_interrupts
+from clir_toolkit.errors import forget_caught_interrupts
 
 sys.exit(forget_caught_interrupts(main()))
