@@ -20,6 +20,13 @@ TABLE = """\
 | bm25-dict (baseline) | 0.4325 | 0.7610 |
 | **pipeline** | **0.6292▲ (0.875)** | 0.8750▲ |
 
+## Rerankers
+
+| run | lang | training |
+|---|---|---|
+| tuned-use-m3 | fr | 10.1 min |
+| tuned-use-m3 | de | 2.5 min |
+
 ## Reranked runs against their own first stage
 
 ### manpages-en-fr — test (195 queries)
@@ -55,6 +62,10 @@ def test_a_cell_is_found_by_its_section_row_and_column(results: Path) -> None:
         find_cell(cells, "manpages-en-fr — test; pipeline; nDCG@10")
     with pytest.raises(ClirError, match="no cell at"):
         find_cell(cells, "manpages-en-fr — dev; pipeline; nDCG@10")
+    # Two rows of one table named alike: another column's value tells them apart.
+    assert find_cell(cells, "Rerankers; tuned-use-m3 [lang=de]; training").text == "2.5 min"
+    with pytest.raises(ClirError, match=r"several rows \(lines 14, 15\).*\[COLUMN=VALUE\]"):
+        find_cell(cells, "Rerankers; tuned-use-m3; training")
 
 
 def test_figures_that_match_their_tables_pass_and_a_changed_table_is_caught(

@@ -12,7 +12,8 @@ The address is ``SECTION; ROW; COLUMN``:
   matches "manpages-en-fr — test (195 queries)"). Where the same heading appears twice, the
   one under another heading is named with its parent, as ``Reranked runs against their own
   first stage > manpages-en-fr — test``. An empty section means the file's only table.
-- ``ROW`` is the row's first cell (without "(baseline)" or bold marks);
+- ``ROW`` is the row's first cell (without "(baseline)" or bold marks); where two rows of
+  a table share it, the value of another column tells them apart: ``tuned-use-m3 [lang=de]``;
 - ``COLUMN`` is the column's header.
 
 The link's text is the cell's leading number with its significance mark (▲/▼), if any:
@@ -50,6 +51,8 @@ class Cell:
     row: str
     column: str
     text: str
+    line: int  # its row's line in the file
+    others: tuple[tuple[str, str], ...] = ()  # (column, text) of its row's other cells
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def read_tables(path: Path) -> list[Cell]:
     cells: list[Cell] = []
     headings: list[tuple[int, str]] = []
     header: list[str] | None = None
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         heading = re.match(r"(#{2,6}) (.*)", line)
         if heading:
             level = len(heading.group(1))
@@ -97,9 +100,11 @@ def read_tables(path: Path) -> list[Cell]:
             continue
         if all(re.fullmatch(r":?-+:?", cell) for cell in row):  # the separator line
             continue
-        for column, text in zip(header[1:], row[1:], strict=False):
+        columns = [column.replace("**", "").strip() for column in header]
+        others = tuple(zip(columns, (cell.replace("**", "") for cell in row), strict=False))
+        for column, text in zip(columns[1:], row[1:], strict=False):
             cells.append(Cell(tuple(text for _, text in headings), _row_label(row[0]),
-                              column.replace("**", "").strip(), text))  # fmt: skip
+                              column, text, number, others))  # fmt: skip
     return cells
 
 
@@ -115,9 +120,13 @@ def find_cell(cells: Iterable[Cell], address: str) -> Cell:
         raise ClirError(f"{address!r}: a figure's address is 'SECTION; ROW; COLUMN'")
     section, row, column = parts
     path = [part.strip() for part in section.split(">")] if section else []
+    qualifier = re.fullmatch(r"(.*?) \[([^=\]]+)=([^\]]*)\]", row)  # "tuned-use-m3 [lang=de]"
+    if qualifier:
+        row, given = qualifier.group(1), (qualifier.group(2), qualifier.group(3))
     found = [
         cell for cell in cells
         if cell.row == row and cell.column == column
+        and (not qualifier or given in cell.others)
         and (not path or (len(cell.headings) >= len(path) and all(
             _names(heading, part)
             for heading, part in zip(cell.headings[-len(path):], path, strict=True))))
@@ -128,6 +137,10 @@ def find_cell(cells: Iterable[Cell], address: str) -> Cell:
         places = "; ".join(" > ".join(cell.headings) for cell in found)
         raise ClirError(f"{address!r} names several cells (under {places}): name the section "
                          "with its parent, as 'PARENT > SECTION'")  # fmt: skip
+    if len(found) > 1:
+        lines = ", ".join(str(cell.line) for cell in found)
+        raise ClirError(f"{address!r} names several rows (lines {lines}): add the value of "
+                        f"another column to the row, as '{row} [COLUMN=VALUE]'")  # fmt: skip
     return found[0]
 
 
