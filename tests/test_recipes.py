@@ -9,6 +9,7 @@ import pytest
 
 from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.context import Workspace
+from clir_toolkit.experiments.figures import check
 from clir_toolkit.experiments.recipe import load_recipe
 from clir_toolkit.experiments.runner import run_recipes
 from clir_toolkit.experiments.search_runner import grid
@@ -170,13 +171,18 @@ def test_recipes_write_runs_and_results(tmp_path: Path) -> None:
         recipes / "human.toml",
         'name = "human"\ngroup = "reference"\nlanguages = ["fr"]\ntopics = "human"\n',
     )
-    write(recipes / "NOTES.md", "## Notes\n\nHand-written discussion.\n")
+    quoted = '[?](RESULTS.md "manpages-en-fr — dev; human; nDCG@10")'
+    write(recipes / "NOTES.md", f"## Notes\n\nHand-written discussion: the human run, {quoted}.\n")
     results = run_recipes(sorted(recipes.glob("*.toml")), workspace, quiet=True)
+    # The figure the notes quote is filled in from the new table, in the notes and in their
+    # copy at the end of RESULTS.md.
+    notes = (recipes / "NOTES.md").read_text(encoding="utf-8")
+    assert "[?]" not in notes and check([recipes / "NOTES.md", results]) == []
     assert results == recipes / "RESULTS.md"
     text = results.read_text(encoding="utf-8")
     assert "Generated — do not edit" in text and "clir run" in text
     assert "## manpages-en-fr — dev (6 queries)" in text
-    assert "en (baseline)" in text and "Hand-written discussion." in text
+    assert "en (baseline)" in text and "Hand-written discussion: the human run, [0." in text
     assert "| manpages-en-fr | reference | human |" in text  # the human queries win
     chosen = text.split("| en (baseline) |")[1].splitlines()[0]
     assert "fr: b=" in chosen and "k1=" in chosen
