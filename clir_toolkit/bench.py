@@ -294,7 +294,7 @@ def compare_runs(ours: Path, theirs: Path, hits: int) -> tuple[int, list[str]]:
     return len(qids), differ
 
 
-def _runs_compared(ours: Path, theirs: Path, hits: int) -> str:
+def runs_compared(ours: Path, theirs: Path, hits: int) -> str:
     """What :func:`compare_runs` found, in a line."""
     compared, differ = compare_runs(ours, theirs, hits)
     shown = ", ".join(differ[:5]) + (" ..." if len(differ) > 5 else "")
@@ -350,7 +350,7 @@ def bench_commands(
                 continue
             baseline_name = f"Anserini SearchCollection -hits {hits} -threads {threads}"
             timed = row(name, command, baseline_name, baseline)
-            rows.append(dataclasses.replace(timed, note=_runs_compared(ours_run, theirs_run, hits)))
+            rows.append(dataclasses.replace(timed, note=runs_compared(ours_run, theirs_run, hits)))
     return rows
 
 

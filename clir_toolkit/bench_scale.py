@@ -1,0 +1,249 @@
+"""``clir bench scale``: how the cost of each command grows with the collection.
+
+A real collection is repeated to N documents (:func:`replicate_collection`): replica k of
+document d is the same text under the docid ``d~k`` (the first copy keeps ``d``), so every
+posting list grows N/n times, as in a larger collection of the same language, and the
+topics and qrels are the source's (the qrels judge the first copies). For each N, each
+command runs once in a fresh process, as a user types it (wall and CPU seconds, peak
+resident memory: :func:`clir_toolkit.bench.run_process`), Anserini's own tools in turn where
+they do the same work:
+
+* ``clir index`` against ``IndexCollection`` with the same arguments and threads;
+* ``clir search`` of the topics, top 1000, one thread and then the default (a thread per
+  core), against ``SearchCollection`` with as many threads, whose run it compares with ours;
+* ``clir search --translate dict`` (the default thread count);
+* ``clir eval`` of the one-thread run and ``clir fuse`` of it with the dictionary run (runs of
+  topics × 1000 rows);
+* up to ``dense_docs`` documents: ``clir index --dense use-m3`` and ``clir search --dense``.
+
+The growth of each step between the smallest and the largest N is reported as the exponent
+of a power law (wall ∝ N^e: 1 is linear; the start-up that every command pays makes it
+smaller at small N).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from clir_toolkit import jvm
+from clir_toolkit.bench import ProcessFigures, anserini_search_command, run_process, runs_compared
+from clir_toolkit.collection import open_collection
+from clir_toolkit.collection.builder import write_manifest
+from clir_toolkit.compute.threads import usable_cores
+from clir_toolkit.errors import ClirError
+from clir_toolkit.files import atomic_directory
+from clir_toolkit.formats import read_qrels, read_topics
+from clir_toolkit.formats.topics import write_topics_tsv
+from clir_toolkit.index.build import analyzer_for, indexing_arguments
+from clir_toolkit.progress import log
+
+#: The replica separator in docids: ``d~3`` is the fourth copy of ``d``.
+REPLICA = "~"
+#: Documents per query in the timed searches (a TREC run's depth).
+HITS = 1000
+
+
+@dataclass(frozen=True)
+class Step:
+    """One timed command at one size, and Anserini's timing of the same work (or None)."""
+
+    documents: int
+    name: str
+    ours: ProcessFigures
+    anserini_name: str | None = None
+    anserini: ProcessFigures | None = None
+    note: str = ""
+
+
+def replicate_collection(source: Path, out: Path, documents: int, split: str = "dev",
+                         topics: int = 1000) -> Path:  # fmt: skip
+    """Write (or reuse) the collection ``out``: ``source``'s documents repeated to
+    ``documents`` (replica k of d under ``d~k``), the first ``topics`` topics of ``split``
+    with their human translations and qrels. The same arguments give the same bytes."""
+    collection = open_collection(source)
+    key = {"source": collection.fingerprint(), "documents": documents, "split": split,
+           "topics": topics}  # fmt: skip
+    manifest = out / "manifest.json"
+    if manifest.is_file():
+        with open(manifest, encoding="utf-8") as handle:
+            if json.load(handle).get("replicated_from") == key:
+                return out
+    text = collection.corpus.read_text(encoding="utf-8")
+    originals = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if not originals:
+        raise ClirError(f"{collection.corpus}: no documents to repeat")
+    chosen = read_topics(collection.split_file("topics", split))[:topics]
+    qids = {topic.qid for topic in chosen}
+    with atomic_directory(out, marker="manifest.json", what="replicated collection") as tmp:
+        with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as corpus:
+            for number in range(documents):
+                copy, document = divmod(number, len(originals))
+                record = originals[document]
+                if copy:
+                    record = {**record, "id": f"{record['id']}{REPLICA}{copy}"}
+                corpus.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_topics_tsv(tmp / f"topics.{split}.tsv", chosen)
+        human = collection.split_file("topics-human", split)
+        if human.is_file():
+            write_topics_tsv(tmp / f"topics-human.{split}.tsv",
+                             [t for t in read_topics(human) if t.qid in qids])  # fmt: skip
+        with open(tmp / f"qrels.{split}.txt", "w", encoding="utf-8") as qrels:
+            for row in read_qrels(collection.split_file("qrels", split)):
+                if row.qid in qids:
+                    qrels.write(f"{row.qid} 0 {row.docid} {row.relevance}\n")
+        name = f"{collection.manifest.get('name') or source.name}-x{documents}"
+        write_manifest(tmp, {
+            "name": name, "query_lang": collection.query_lang, "doc_lang": collection.doc_lang,
+            "counts": {"documents": documents}, "replicated_from": key,
+            "description": f"{source.name}'s documents repeated to {documents:,} "
+            f"(clir bench scale); replica k of d is d{REPLICA}k",
+        })  # fmt: skip
+    return out
+
+
+def _anserini_index_command(corpus_dir: Path, index: Path, language: str,
+                            threads: int) -> list[str]:  # fmt: skip
+    """Anserini's ``IndexCollection`` with the arguments ``clir index`` gives it."""
+    jars = [str(path) for path in jvm.class_path() if path.suffix == ".jar"]
+    java = jvm.find_java_home() / "bin" / "java"
+    arguments = indexing_arguments(analyzer_for(language), corpus_dir, index, threads, False)
+    return [str(java), "-cp", ":".join(jars), "io.anserini.index.IndexCollection", *arguments]
+
+
+@dataclass
+class _Timer:
+    """Runs the steps of one size and keeps their figures."""
+
+    documents: int
+    quiet: bool
+    steps: list[Step]
+
+    def time(self, name: str, command: list[str], baseline_name: str | None = None,
+             baseline: list[str] | None = None) -> Step:  # fmt: skip
+        log(self.quiet, f"{self.documents:,} documents: {name}")
+        ours = run_process(command)
+        theirs = run_process(baseline) if baseline is not None else None
+        step = Step(self.documents, name, ours, baseline_name if theirs else None, theirs)
+        self.steps.append(step)
+        return step
+
+
+def bench_scale(
+    source: Path,
+    sizes: Sequence[int],
+    workdir: Path,
+    *,
+    topics: int = 1000,
+    split: str = "dev",
+    dense_docs: int = 0,
+    anserini: bool = True,
+    quiet: bool = False,
+) -> list[Step]:
+    """Time the steps of the module's list at each size of ``sizes`` (documents); the
+    collections, indexes and runs are kept under ``workdir``/x{N}."""
+    steps: list[Step] = []
+    for documents in sorted(set(sizes)):
+        here = workdir / f"x{documents}"
+        here.mkdir(parents=True, exist_ok=True)
+        log(quiet, f"{documents:,} documents: writing the collection")
+        collection_dir = replicate_collection(source, here / "collection", documents, split,
+                                              topics)  # fmt: skip
+        _bench_one_size(collection_dir, here, split, dense_docs, anserini,
+                        _Timer(documents, quiet, steps))  # fmt: skip
+    return steps
+
+
+def _bench_one_size(collection_dir: Path, here: Path, split: str, dense_docs: int,
+                    anserini: bool, timer: _Timer) -> None:  # fmt: skip
+    clir = [sys.executable, "-m", "clir_toolkit.cli"]
+    cores = usable_cores()
+    collection = open_collection(collection_dir)
+    language = collection.doc_lang
+    if language is None:
+        raise ClirError(f"{collection_dir}: the manifest names no doc_lang")
+    topics_file = collection.split_file("topics", split)
+    qrels_file = collection.split_file("qrels", split)
+    index, runs = here / "index", here / "runs"
+    runs.mkdir(exist_ok=True)
+
+    indexing = [*clir, "index", "--collection", str(collection_dir), "--index", str(index),
+                "--quiet"]  # fmt: skip
+    baseline = None
+    if anserini and not analyzer_for(language).pretokenized:
+        corpus_dir = here / "anserini-input"  # IndexCollection reads every file there
+        shutil.rmtree(corpus_dir, ignore_errors=True)
+        corpus_dir.mkdir()
+        os.link(collection.corpus, corpus_dir / "corpus.jsonl")
+        shutil.rmtree(here / "anserini-index", ignore_errors=True)
+        baseline = _anserini_index_command(corpus_dir, here / "anserini-index", language, cores)
+    timer.time("clir index", indexing, f"Anserini IndexCollection -threads {cores}", baseline)
+    shutil.rmtree(here / "anserini-index", ignore_errors=True)
+
+    search = [*clir, "search", "--index", str(index), "--topics", str(topics_file),
+              "--hits", str(HITS), "--quiet"]  # fmt: skip
+    for threads in sorted({1, cores}):
+        ours_run, theirs_run = runs / f"untranslated-{threads}.trec", runs / "anserini.trec"
+        command = [*search, "--output", str(ours_run), "--threads", str(threads)]
+        baseline = (anserini_search_command(index, topics_file, theirs_run, HITS, threads)
+                    if anserini else None)  # fmt: skip
+        step = timer.time(f"clir search --threads {threads}", command,
+                          f"Anserini SearchCollection -threads {threads}", baseline)  # fmt: skip
+        if step.anserini is not None:
+            timer.steps[-1] = replace(step, note=runs_compared(ours_run, theirs_run, HITS))
+    dictionary_run, one_thread = runs / "dict.trec", runs / "untranslated-1.trec"
+    timer.time("clir search --translate dict",
+               [*search, "--output", str(dictionary_run), "--translate", "dict"])  # fmt: skip
+    timer.time("clir eval", [*clir, "eval", "--qrels", str(qrels_file), str(one_thread)])
+    timer.time("clir fuse", [*clir, "fuse", str(one_thread), str(dictionary_run), "--output",
+                             str(runs / "fused.trec"), "--quiet"])  # fmt: skip
+    if timer.documents <= dense_docs:
+        timer.time("clir index --dense use-m3", [*indexing, "--dense", "use-m3"])
+        timer.time("clir search --dense",
+                   [*search, "--output", str(runs / "dense.trec"), "--dense"])  # fmt: skip
+
+
+def growth_exponent(steps: Sequence[Step], name: str) -> float | None:
+    """The exponent e of wall ∝ N^e for one step, between its smallest and largest N."""
+    points = sorted((s.documents, s.ours.wall) for s in steps if s.name == name)
+    if len(points) < 2 or points[0][0] == points[-1][0]:
+        return None
+    (n1, w1), (n2, w2) = points[0], points[-1]
+    return math.log(w2 / w1) / math.log(n2 / n1)
+
+
+def format_bench_scale(steps: Sequence[Step], load: float | None) -> str:
+    """A markdown table: one row per step and size, Anserini's figures beside ours where it
+    does the same work, then each step's growth exponent."""
+    lines = [
+        "Each command once, in a fresh process; wall and CPU seconds, peak resident MiB"
+        + (f"; load average {load:.1f} at the start" if load is not None else "") + ".",
+        "",
+        "| documents | step | wall s | CPU s | peak MiB | Anserini | wall s | CPU s | peak MiB "
+        "| Anserini / clir, wall |",
+        "|---:|---|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for step in steps:
+        ours = f"{step.ours.wall:.1f} | {step.ours.cpu:.1f} | {step.ours.peak_mib:.0f}"
+        theirs = " | | | | "
+        if step.anserini is not None:
+            a = step.anserini
+            theirs = (f" {step.anserini_name} | {a.wall:.1f} | {a.cpu:.1f} | {a.peak_mib:.0f} "
+                      f"| {a.wall / step.ours.wall:.2f}× ")  # fmt: skip
+        lines.append(f"| {step.documents:,} | {step.name} | {ours} |{theirs}|")
+        if step.note:
+            lines.append(f"| | {step.note} | | | | | | | | |")
+    names = list(dict.fromkeys(step.name for step in steps))
+    exponents = [(name, growth_exponent(steps, name)) for name in names]
+    if any(e is not None for _, e in exponents):
+        sizes = sorted({step.documents for step in steps})
+        lines += ["", f"Growth of the wall time from {sizes[0]:,} to {sizes[-1]:,} documents "
+                  "(wall ∝ N^e; 1 is linear):", ""]  # fmt: skip
+        lines += [f"- {name}: e = {e:.2f}" for name, e in exponents if e is not None]
+    return "\n".join(lines)
