@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pytest
+
+from clir_toolkit.bench import run_process
 from clir_toolkit.bench_scale import REPLICA, growth_exponent, replicate_collection
 from clir_toolkit.collection import open_collection
+from clir_toolkit.errors import ResourceError
 from clir_toolkit.formats import read_qrels, read_topics
 from tests.conftest import TINY_FR, run_clir
 
@@ -77,3 +82,17 @@ def test_growth_exponent_of_a_linear_and_a_constant_step() -> None:
     assert linear is not None and abs(linear - 1.0) < 1e-9
     assert growth_exponent(steps, "flat") == 0.0
     assert growth_exponent(steps[:1], "linear") is None
+
+
+def test_a_command_s_peak_memory_is_its_own_not_the_benchmark_s() -> None:
+    """A command forked from a benchmark that holds 300 MiB used to report those 300 MiB as
+    its own peak (Linux counts the pages a fork copies)."""
+    held = bytearray(300 * 1024 * 1024)
+    held[:: 4096] = b"\1" * len(held[:: 4096])  # touched: resident
+    small = run_process([sys.executable, "-c", "pass"])
+    assert small.peak_mib < 100 and len(held) > 0
+    grows = "x = bytearray(200 * 1024 * 1024); x[::4096] = b'1' * len(x[::4096])"
+    grown = run_process([sys.executable, "-c", grows])
+    assert 200 < grown.peak_mib < 300
+    with pytest.raises(ResourceError, match="failed .exit 3.: no message"):
+        run_process([sys.executable, "-c", "raise SystemExit(3)"])

@@ -64,6 +64,17 @@ def test_rankings_equal_up_to_ties() -> None:
     assert not equal_up_to_ties(ours, ours[:3], hits=10)
 
 
+def test_a_tie_of_many_documents_as_anserini_breaks_it() -> None:
+    # A collection that repeats its documents: 300 copies score alike. Anserini orders them
+    # by docid and takes 1e-6 off each after the first (ScoreTiesAdjusterReranker).
+    ours = [("z", 7.0), *((f"d~{k}", 6.0181002617) for k in range(300)), ("y", 5.0)]
+    ordered = sorted(f"d~{k}" for k in range(300))
+    theirs = [("z", 7.0), *((d, round(6.0181002617, 4) - 1e-6 * k) for k, d in
+                            enumerate(ordered)), ("y", 5.0)]  # fmt: skip
+    assert equal_up_to_ties(ours, theirs, hits=1000)
+    assert not equal_up_to_ties(ours, [*theirs[:-1], ("x", 5.0)], hits=1000)
+
+
 def test_documents_tied_at_the_cut_off_may_differ() -> None:
     # both keep 3 documents; of the tied b, c, e each system keeps two of its choosing
     ours = [("d", 3.0), ("e", 2.0), ("c", 2.0)]
