@@ -35,7 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clir_toolkit import jvm
-from clir_toolkit.bench import ProcessFigures, anserini_search_command, run_process, runs_compared
+from clir_toolkit.bench import ProcessFigures, anserini_search_command, run_process
+from clir_toolkit.bench_compare import runs_compared
 from clir_toolkit.collection import open_collection
 from clir_toolkit.collection.builder import write_manifest
 from clir_toolkit.compute.threads import usable_cores

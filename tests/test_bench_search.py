@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clir_toolkit import jvm
-from clir_toolkit.bench import equal_up_to_ties
+from clir_toolkit.bench_compare import equal_up_to_ties
 from clir_toolkit.compute.threads import usable_cores
 from tests.conftest import TINY_FR, run_clir
 
