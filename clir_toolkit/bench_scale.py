@@ -4,7 +4,8 @@ A real collection is repeated to N documents (:func:`replicate_collection`): rep
 document d is the same text under the docid ``d~k`` (the first copy keeps ``d``), so every
 posting list grows N/n times, as in a larger collection of the same language, and the
 topics and qrels are the source's (the qrels judge the first copies). For each N, each
-command runs once in a fresh process, as a user types it (wall and CPU seconds, peak
+command runs in a fresh process, as a user types it, ``runs`` times (their medians: wall and
+CPU seconds, peak
 resident memory: :func:`clir_toolkit.bench.run_process`), Anserini's own tools in turn where
 they do the same work:
 
@@ -29,8 +30,9 @@ import json
 import math
 import os
 import shutil
+import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -121,20 +123,38 @@ def _anserini_index_command(corpus_dir: Path, index: Path, language: str,
     return [str(java), "-cp", ":".join(jars), "io.anserini.index.IndexCollection", *arguments]
 
 
+def median_figures(runs: Sequence[ProcessFigures]) -> ProcessFigures:
+    """The median wall, CPU and peak memory of several runs of one command."""
+    return ProcessFigures(statistics.median(r.wall for r in runs),
+                          statistics.median(r.cpu for r in runs),
+                          statistics.median(r.peak_mib for r in runs))  # fmt: skip
+
+
 @dataclass
 class _Timer:
-    """Runs the steps of one size and keeps their figures."""
+    """Runs the steps of one size, ``runs`` times each (Anserini's in turn with ours, so
+    that both see the same load), and keeps their median figures."""
 
     documents: int
     quiet: bool
     steps: list[Step]
+    runs: int = 1
 
     def time(self, name: str, command: list[str], baseline_name: str | None = None,
-             baseline: list[str] | None = None) -> Step:  # fmt: skip
+             baseline: list[str] | None = None,
+             before: Callable[[], object] | None = None) -> Step:  # fmt: skip
+        """``before``: what makes each run start from the same state (a cache removed)."""
         log(self.quiet, f"{self.documents:,} documents: {name}")
-        ours = run_process(command)
-        theirs = run_process(baseline) if baseline is not None else None
-        step = Step(self.documents, name, ours, baseline_name if theirs else None, theirs)
+        ours, theirs = [], []
+        for _ in range(self.runs):
+            if before is not None:
+                before()
+            ours.append(run_process(command))
+            if baseline is not None:
+                theirs.append(run_process(baseline))
+        step = Step(self.documents, name, median_figures(ours),
+                    baseline_name if theirs else None,
+                    median_figures(theirs) if theirs else None)  # fmt: skip
         self.steps.append(step)
         return step
 
@@ -148,10 +168,12 @@ def bench_scale(
     split: str = "dev",
     dense_docs: int = 0,
     anserini: bool = True,
+    runs: int = 1,
     quiet: bool = False,
 ) -> list[Step]:
-    """Time the steps of the module's list at each size of ``sizes`` (documents); the
-    collections, indexes and runs are kept under ``workdir``/x{N}."""
+    """Time the steps of the module's list at each size of ``sizes`` (documents), ``runs``
+    times each (their medians); the collections, indexes and runs are kept under
+    ``workdir``/x{N}."""
     steps: list[Step] = []
     for documents in sorted(set(sizes)):
         here = workdir / f"x{documents}"
@@ -160,7 +182,7 @@ def bench_scale(
         collection_dir = replicate_collection(source, here / "collection", documents, split,
                                               topics)  # fmt: skip
         _bench_one_size(collection_dir, here, split, dense_docs, anserini,
-                        _Timer(documents, quiet, steps))  # fmt: skip
+                        _Timer(documents, quiet, steps, runs))  # fmt: skip
     return steps
 
 
@@ -187,8 +209,12 @@ def _bench_one_size(collection_dir: Path, here: Path, split: str, dense_docs: in
         os.link(collection.corpus, corpus_dir / "corpus.jsonl")
         shutil.rmtree(here / "anserini-index", ignore_errors=True)
         baseline = _anserini_index_command(corpus_dir, here / "anserini-index", language, cores)
-    timer.time("clir index", indexing, f"Anserini IndexCollection -threads {cores}", baseline)
-    shutil.rmtree(here / "anserini-index", ignore_errors=True)
+    def no_anserini_index() -> None:
+        shutil.rmtree(here / "anserini-index", ignore_errors=True)
+
+    timer.time("clir index", indexing, f"Anserini IndexCollection -threads {cores}", baseline,
+               before=no_anserini_index)  # fmt: skip
+    no_anserini_index()
 
     search = [*clir, "search", "--index", str(index), "--topics", str(topics_file),
               "--hits", str(HITS), "--quiet"]  # fmt: skip
@@ -208,12 +234,14 @@ def _bench_one_size(collection_dir: Path, here: Path, split: str, dense_docs: in
     timer.time("clir fuse", [*clir, "fuse", str(one_thread), str(dictionary_run), "--output",
                              str(runs / "fused.trec"), "--quiet"])  # fmt: skip
     if timer.documents <= dense_docs:
-        # Encoded from scratch: without the collection's cache of encoded documents, which an
-        # earlier run at this size leaves behind, the step would time a copy.
-        for cached in default_cache_dir(collection_dir).glob("docs-*"):
-            cached.unlink()
+        def uncached() -> None:
+            # Encoded from scratch: with the collection's cache of encoded documents, which
+            # an earlier run leaves behind, the step would time a copy.
+            for cached in default_cache_dir(collection_dir).glob("docs-*"):
+                cached.unlink()
+
         timer.time("clir index --dense use-m3 (adds the vectors)",
-                   [*indexing, "--dense", "use-m3"])  # fmt: skip
+                   [*indexing, "--dense", "use-m3"], before=uncached)  # fmt: skip
         timer.time("clir search --dense",
                    [*search, "--output", str(runs / "dense.trec"), "--dense"])  # fmt: skip
 
@@ -231,7 +259,8 @@ def format_bench_scale(steps: Sequence[Step], load: float | None) -> str:
     """A markdown table: one row per step and size, Anserini's figures beside ours where it
     does the same work, then each step's growth exponent."""
     lines = [
-        "Each command once, in a fresh process; wall and CPU seconds, peak resident MiB"
+        "Each command in a fresh process (the median of its runs); wall and CPU seconds, peak "
+        "resident MiB"
         + (f"; load average {load:.1f} at the start" if load is not None else "") + ".",
         "",
         "| documents | step | wall s | CPU s | peak MiB | Anserini | wall s | CPU s | peak MiB "

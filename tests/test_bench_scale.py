@@ -57,7 +57,7 @@ def test_the_repeated_collection_is_the_same_bytes_and_reused(tmp_path: Path) ->
 def test_clir_bench_scale_times_every_step_at_every_size(tmp_path: Path) -> None:
     result = run_clir("bench", "scale", "--collection", str(TINY_FR), "--docs", "24", "36",
                       "--topics", "2", "--workdir", str(tmp_path), "--no-anserini",
-                      "--quiet")  # fmt: skip
+                      "--runs", "2", "--quiet")  # fmt: skip
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| 2") or
             line.startswith("| 3")]  # fmt: skip
@@ -66,7 +66,7 @@ def test_clir_bench_scale_times_every_step_at_every_size(tmp_path: Path) -> None
     for size in ("24", "36"):
         named = [row.split(" | ")[1] for row in rows if row.startswith(f"| {size} ")]
         assert all(step in named for step in steps), named
-    assert "- clir index: e = " in result.stdout
+    assert "- clir index: e = " in result.stdout and "the median of its runs" in result.stdout
     # The runs the steps made are real: the fused run ranks the repeated collection's docids.
     fused = (tmp_path / "x36" / "runs" / "fused.trec").read_text(encoding="utf-8").split()
     assert any(REPLICA in word for word in fused)
@@ -96,3 +96,12 @@ def test_a_command_s_peak_memory_is_its_own_not_the_benchmark_s() -> None:
     assert 200 < grown.peak_mib < 300
     with pytest.raises(ResourceError, match="failed .exit 3.: no message"):
         run_process([sys.executable, "-c", "raise SystemExit(3)"])
+
+
+def test_the_median_of_several_runs_is_taken_figure_by_figure() -> None:
+    from clir_toolkit.bench import ProcessFigures
+    from clir_toolkit.bench_scale import median_figures
+
+    runs = [ProcessFigures(1.0, 5.0, 300.0), ProcessFigures(9.0, 1.0, 100.0),
+            ProcessFigures(2.0, 2.0, 200.0)]  # fmt: skip
+    assert median_figures(runs) == ProcessFigures(2.0, 2.0, 200.0)

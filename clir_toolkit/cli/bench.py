@@ -152,7 +152,7 @@ def _register_scale(bench: Any, common: argparse.ArgumentParser) -> None:
         "repeated), against Anserini's IndexCollection and SearchCollection",
         description="Repeat a collection's documents to each N of --docs (replica k of d "
         "under the docid d~k; its first --topics topics of --split and their qrels), then run "
-        "each command once in a fresh process: clir index (against IndexCollection), clir "
+        "each command --runs times in a fresh process (the medians): clir index (against IndexCollection), clir "
         "search top 1000 with one thread and the default (against SearchCollection, whose run "
         "is compared), --translate dict, clir eval and clir fuse of those runs, and up to "
         "--dense-docs documents clir index --dense use-m3 and clir search --dense. Prints a "
@@ -174,6 +174,9 @@ def _register_scale(bench: Any, common: argparse.ArgumentParser) -> None:
                    help="also time clir index --dense use-m3 and clir search --dense at the "
                    "sizes up to M documents (default 0: none; use-m3 encodes about 150 "
                    "documents/s a core)")  # fmt: skip
+    b.add_argument("--runs", type=ranged("--runs", maximum=1000), default=1,
+                   help="runs of each command, the median kept (default 1; one run varies "
+                   "by about 10 percent on a busy machine)")  # fmt: skip
     b.add_argument("--no-anserini", action="store_true", help="time clir alone")
     b.set_defaults(handler=cmd_bench_scale)
 
@@ -279,7 +282,8 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     steps = bench_scale(
         args.collection, args.docs, args.workdir, topics=args.topics, split=args.split,
-        dense_docs=args.dense_docs, anserini=not args.no_anserini, quiet=args.quiet,
+        dense_docs=args.dense_docs, anserini=not args.no_anserini, runs=args.runs,
+        quiet=args.quiet,
     )  # fmt: skip
     print(format_bench_scale(steps, load))
     return 0
