@@ -152,11 +152,12 @@ def _register_scale(bench: Any, common: argparse.ArgumentParser) -> None:
         "repeated), against Anserini's IndexCollection and SearchCollection",
         description="Repeat a collection's documents to each N of --docs (replica k of d "
         "under the docid d~k; its first --topics topics of --split and their qrels), then run "
-        "each command --runs times in a fresh process (the medians): clir index (against IndexCollection), clir "
-        "search top 1000 with one thread and the default (against SearchCollection, whose run "
-        "is compared), --translate dict, clir eval and clir fuse of those runs, and up to "
-        "--dense-docs documents clir index --dense use-m3 and clir search --dense. Prints a "
-        "markdown table and each step's growth exponent (docs/speed.md).",
+        "each command --runs times in a fresh process (the medians): clir index (against "
+        "IndexCollection), clir search top 1000 with one thread and the default (against "
+        "SearchCollection, whose run is compared), --translate dict, clir eval and clir fuse "
+        "of those runs, and up to --dense-docs documents clir index --dense use-m3 and clir "
+        "search --dense. Prints a markdown table and each step's growth exponent "
+        "(docs/speed.md).",
     )
     b.add_argument("--collection", required=True, type=Path,
                    help="the collection repeated (e.g. data/ddtp-en-fr-hard)")  # fmt: skip
