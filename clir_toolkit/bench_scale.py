@@ -32,7 +32,7 @@ import os
 import shutil
 import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,8 +44,16 @@ from clir_toolkit.collection.builder import write_manifest
 from clir_toolkit.compute.threads import usable_cores
 from clir_toolkit.errors import ClirError
 from clir_toolkit.files import atomic_directory
-from clir_toolkit.formats import read_qrels, read_topics
+from clir_toolkit.formats import (
+    Doc,
+    iter_corpus,
+    read_qrels,
+    read_topics,
+    write_corpus_jsonl,
+    write_qrels,
+)
 from clir_toolkit.formats.topics import write_topics_tsv
+from clir_toolkit.freshness import cache_key
 from clir_toolkit.index.build import analyzer_for, indexing_arguments
 from clir_toolkit.progress import log
 from clir_toolkit.rerank.data.documents import default_cache_dir
@@ -54,6 +62,8 @@ from clir_toolkit.rerank.data.documents import default_cache_dir
 REPLICA = "~"
 #: Documents per query in the timed searches (a TREC run's depth).
 HITS = 1000
+#: The code a replicated collection is made by (part of its freshness key).
+CODE = ("clir_toolkit.bench_scale",)
 
 
 @dataclass(frozen=True)
@@ -72,42 +82,43 @@ def replicate_collection(source: Path, out: Path, documents: int, split: str = "
                          topics: int = 1000) -> Path:  # fmt: skip
     """Write (or reuse) the collection ``out``: ``source``'s documents repeated to
     ``documents`` (replica k of d under ``d~k``), the first ``topics`` topics of ``split``
-    with their human translations and qrels. The same arguments give the same bytes."""
+    with their human translations and qrels. The same arguments give the same bytes; the
+    collection is reused while they and this module's code are the same
+    (:func:`~clir_toolkit.freshness.cache_key`, recorded in its manifest)."""
     collection = open_collection(source)
-    key = {"source": collection.fingerprint(), "documents": documents, "split": split,
-           "topics": topics}  # fmt: skip
+    made_from = cache_key(
+        {"source": collection.fingerprint(), "documents": documents, "split": split,
+         "topics": topics}, CODE,
+    )  # fmt: skip
     manifest = out / "manifest.json"
     if manifest.is_file():
         with open(manifest, encoding="utf-8") as handle:
-            if json.load(handle).get("replicated_from") == key:
+            if json.load(handle).get("made_from") == made_from:
                 return out
-    text = collection.corpus.read_text(encoding="utf-8")
-    originals = [json.loads(line) for line in text.splitlines() if line.strip()]
-    if not originals:
-        raise ClirError(f"{collection.corpus}: no documents to repeat")
+    originals = list(iter_corpus(collection.corpus))
     chosen = read_topics(collection.split_file("topics", split))[:topics]
     qids = {topic.qid for topic in chosen}
+
+    def replicas() -> Iterator[Doc]:
+        for number in range(documents):
+            copy, document = divmod(number, len(originals))
+            doc = originals[document]
+            yield replace(doc, id=f"{doc.id}{REPLICA}{copy}") if copy else doc
+
     with atomic_directory(out, marker="manifest.json", what="replicated collection") as tmp:
-        with open(tmp / "corpus.jsonl", "w", encoding="utf-8") as corpus:
-            for number in range(documents):
-                copy, document = divmod(number, len(originals))
-                record = originals[document]
-                if copy:
-                    record = {**record, "id": f"{record['id']}{REPLICA}{copy}"}
-                corpus.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_corpus_jsonl(tmp / "corpus.jsonl", replicas())
         write_topics_tsv(tmp / f"topics.{split}.tsv", chosen)
         human = collection.split_file("topics-human", split)
         if human.is_file():
             write_topics_tsv(tmp / f"topics-human.{split}.tsv",
                              [t for t in read_topics(human) if t.qid in qids])  # fmt: skip
-        with open(tmp / f"qrels.{split}.txt", "w", encoding="utf-8") as qrels:
-            for row in read_qrels(collection.split_file("qrels", split)):
-                if row.qid in qids:
-                    qrels.write(f"{row.qid} 0 {row.docid} {row.relevance}\n")
+        write_qrels(tmp / f"qrels.{split}.txt",
+                    [q for q in read_qrels(collection.split_file("qrels", split))
+                     if q.qid in qids])  # fmt: skip
         name = f"{collection.manifest.get('name') or source.name}-x{documents}"
         write_manifest(tmp, {
             "name": name, "query_lang": collection.query_lang, "doc_lang": collection.doc_lang,
-            "counts": {"documents": documents}, "replicated_from": key,
+            "counts": {"documents": documents}, "made_from": made_from,
             "description": f"{source.name}'s documents repeated to {documents:,} "
             f"(clir bench scale); replica k of d is d{REPLICA}k",
         })  # fmt: skip

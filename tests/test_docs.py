@@ -72,8 +72,7 @@ def test_every_figure_quoted_in_prose_is_its_table_s() -> None:
     """A figure that a note, the README or a docs page quotes from a results table, written
     as [FIGURE](RESULTS.md "SECTION; ROW; COLUMN"), is what that table says now: a table
     generated again without `clir figures` run over the prose fails here."""
-    from clir_toolkit.cli.run import markdown_files
-    from clir_toolkit.experiments.figures import check
+    from clir_toolkit.experiments.figures import check, markdown_files
 
     stale = check(markdown_files([ROOT]))
     assert not stale, "\n".join(str(m) for m in stale) + "\n(clir figures . rewrites them)"

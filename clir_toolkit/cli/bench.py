@@ -173,8 +173,8 @@ def _register_scale(bench: Any, common: argparse.ArgumentParser) -> None:
     b.add_argument("--dense-docs", type=ranged("--dense-docs", minimum=0, maximum=100_000_000),
                    default=0, metavar="M",
                    help="also time clir index --dense use-m3 and clir search --dense at the "
-                   "sizes up to M documents (default 0: none; use-m3 encodes about 150 "
-                   "documents/s a core)")  # fmt: skip
+                   "sizes up to M documents (default 0: none; use-m3 encodes about 200 "
+                   "documents/s a core, docs/speed.md)")  # fmt: skip
     b.add_argument("--runs", type=ranged("--runs", maximum=1000), default=1,
                    help="runs of each command, the median kept (default 1; one run varies "
                    "by about 10 percent on a busy machine)")  # fmt: skip

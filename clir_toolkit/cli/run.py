@@ -57,29 +57,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def markdown_files(paths: list[Path]) -> list[Path]:
-    """The markdown files named, and those below the directories named (hidden ones and
-    virtual environments skipped)."""
-    from clir_toolkit.errors import ClirError
-
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found += sorted(
-                file for file in path.rglob("*.md")
-                if not any(part.startswith(".") or part in ("node_modules", "site-packages")
-                           for part in file.relative_to(path).parts[:-1])
-            )  # fmt: skip
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise ClirError(f"{path}: no such file or directory")
-    return found
-
-
 def cmd_figures(args: argparse.Namespace) -> int:
     from clir_toolkit.errors import ClirError
-    from clir_toolkit.experiments.figures import check, refresh
+    from clir_toolkit.experiments.figures import check, markdown_files, refresh
 
     documents = markdown_files(args.documents)
     if args.check:

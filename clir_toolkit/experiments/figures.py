@@ -185,6 +185,24 @@ def _expected(document: Path, match: re.Match[str], tables: dict[Path, list[Cell
     return figure_of(find_cell(tables[table], match.group("address")))
 
 
+def markdown_files(paths: list[Path]) -> list[Path]:
+    """The markdown files named, and those below the directories named (hidden ones and
+    virtual environments skipped)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(
+                file for file in path.rglob("*.md")
+                if not any(part.startswith(".") or part in ("node_modules", "site-packages")
+                           for part in file.relative_to(path).parts[:-1])
+            )  # fmt: skip
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ClirError(f"{path}: no such file or directory")
+    return found
+
+
 def check(documents: Iterable[Path]) -> list[Mismatch]:
     """The figures of ``documents`` that their tables do not hold (none: all are true)."""
     tables: dict[Path, list[Cell]] = {}

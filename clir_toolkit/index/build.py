@@ -71,8 +71,8 @@ def write_normalised_corpus(
     ``files`` > 1 splits each shard's documents, in turn, into that many files
     (``docs.jsonl``, ``docs-1.jsonl``, …): ``IndexCollection`` gives each of its threads a
     file, so that a corpus in one file is indexed by one thread only (at 1,000,000 documents
-    on 2 cores, 1.1 CPU seconds a second). Runs do not depend on it: search breaks ties by
-    docid, and BM25's statistics are the index's, whatever its segments."""
+    on 2 cores, 1.1 CPU seconds a second: docs/speed.md). Runs do not depend on it: search
+    breaks ties by docid, and BM25's statistics are the index's, whatever its segments."""
     from clir_toolkit.progress import progress_bar
 
     count = 0
