@@ -151,6 +151,49 @@ def test_a_pipeline_of_another_version_or_without_its_model_is_refused(
     assert_one_line_error(result, expected, "clir pipeline train")
 
 
+def test_in_domain_the_towers_carry_the_dense_run_and_dev_chooses_lambda(tmp_path: Path) -> None:
+    collection, index, topics = target_with_vectors(tmp_path)
+    models = tmp_path / "models"
+    trained = run_clir("pipeline", "train", "--in-domain", "--output", str(models),
+                       "--collection", str(collection), "--workdir", str(tmp_path))  # fmt: skip
+    assert trained.returncode == 0, trained.stderr
+    record = json.loads((models / "pipeline.json").read_text(encoding="utf-8"))
+    assert record["first_stage"]["towers"] == "tuned-use-m3.pt"
+    assert record["reranking"]["chosen_on"] == "dev of target"
+    weight = record["reranking"]["interpolate"]
+    assert f"(K-NRM, λ {weight:g}, chosen on dev of target)" in trained.stdout
+
+    run = tmp_path / "run.trec"
+    result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
+                      "--topics", str(topics), "--output", str(run))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    hybrid = tmp_path / "hybrid.trec"
+    by_hand = [
+        ("search", "--hybrid", "--translate", "dict", "--index", str(index), "--topics",
+         str(topics), "--output", str(hybrid), "--tag", "pipeline", "--model",
+         str(models / "tuned-use-m3.pt")),
+        ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
+         "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
+         "--depth", "100", "--interpolate", str(weight), "--tag", "pipeline"),
+    ]  # fmt: skip
+    for command in by_hand:
+        step = run_clir(*command)
+        assert step.returncode == 0, step.stderr
+    assert run.read_bytes() == (tmp_path / "hand.trec").read_bytes()
+
+
+def test_in_domain_needs_one_collection_with_a_dev_split(tmp_path: Path) -> None:
+    two = [collection_with_train_split(tmp_path, name) for name in ("tiny-a", "tiny-b")]
+    result = run_clir("pipeline", "train", "--in-domain", "--output", str(tmp_path / "models"),
+                      "--collection", str(two[0]), "--collection", str(two[1]))  # fmt: skip
+    assert_one_line_error(result, "give one --collection", status=2)
+    (two[0] / "topics.dev.tsv").unlink()
+    result = run_clir("pipeline", "train", "--in-domain", "--output", str(tmp_path / "models"),
+                      "--collection", str(two[0]), "--workdir", str(tmp_path))  # fmt: skip
+    assert_one_line_error(result, "no dev split")
+    assert not (tmp_path / "indexes").exists()
+
+
 def test_training_on_a_collection_without_a_train_split_is_refused(tmp_path: Path) -> None:
     result = run_clir("pipeline", "train", "--output", str(tmp_path / "models"),
                       "--collection", str(TINY_FR), "--workdir", str(tmp_path))  # fmt: skip

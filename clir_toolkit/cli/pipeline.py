@@ -49,6 +49,12 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         action="append",
         help="a collection with a train split (repeat for several; default: the mix above)",
     )
+    t.add_argument(
+        "--in-domain",
+        action="store_true",
+        help="train for the one --collection's own topics: USE-m3 fine-tuned there carries the "
+        "dense run, and λ is the best on its dev split (what clir demo does)",
+    )
     add_workdir(t, "data/ and indexes/")
     t.set_defaults(handler=cmd_pipeline_train)
 
@@ -80,12 +86,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def cmd_pipeline_train(args: argparse.Namespace) -> int:
     from clir_toolkit.pipeline import train_pipeline
 
-    pipeline = train_pipeline(args.output, args.collection, args.workdir, quiet=args.quiet)
+    pipeline = train_pipeline(args.output, args.collection, args.workdir, quiet=args.quiet,
+                              in_domain=args.in_domain)  # fmt: skip
+    reranking = pipeline.reranking
+    assert reranking is not None
     for figures in pipeline.dev:
         print(
             f"{figures['name']} dev ({figures['queries']} queries): nDCG@10 "
-            f"{figures['nDCG@10']:.4f} (BM25, dictionary) → {figures['reranked nDCG@10']:.4f} "
-            f"(K-NRM, λ {pipeline.reranking.interpolate:g})"  # type: ignore[union-attr]
+            f"{figures['nDCG@10']:.4f} ({figures['first_stage']}) → "
+            f"{figures['reranked nDCG@10']:.4f} (K-NRM, λ {reranking.interpolate:g}, chosen on "
+            f"{reranking.chosen_on})"
         )
     print(f"wrote {args.output / 'pipeline.json'}")
     return 0

@@ -14,8 +14,12 @@ split gave. The stages are those that help on collections the models never saw
    interpolated with its scores at λ (``interpolate``), what ``clir rerank score
    --interpolate λ`` does.
 
-The fine-tuned encoder's towers are not a stage: out of domain they moved nDCG@10 by less
-than one run's noise (+0.005 French, −0.003 German; docs/transfer.md).
+A pipeline trained for collections it never saw (the default) has no fine-tuned encoder: out
+of domain its towers moved nDCG@10 by less than one run's noise (+0.005 French, −0.003
+German; docs/transfer.md), and λ is the default chosen by transfer. A pipeline trained **in
+domain** (``clir pipeline train --in-domain``: one collection, searched later on its own
+topics, as ``clir demo`` does) carries the encoder fine-tuned on that collection, whose towers
+carry the dense run (``towers``), and the λ best on that collection's dev split.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ class FirstStage:
     encoder: str
     hybrid_weight: float
     hits: int
+    towers: str | None = None
+    """A fine-tuned encoder (a file of the pipeline directory) whose query and document towers
+    carry the dense run (``clir search --hybrid --model``); None: the pretrained encoder."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,9 @@ class Reranking:
     model: str
     depth: int
     interpolate: float
+    chosen_on: str = "transfer"
+    """Where λ was chosen: ``transfer`` (the default for a collection the model never saw) or
+    ``dev of <collection>`` (in domain)."""
 
 
 @dataclass(frozen=True)
@@ -122,14 +132,20 @@ def read_pipeline(directory: Path) -> Pipeline:
     except (KeyError, TypeError) as exc:
         problem = f"a stage is incomplete or unknown ({exc})"
         raise FormatError(path, None, problem, retrain) from None
-    if pipeline.reranking is not None:
-        model = model_path(directory, pipeline)
-        if not model.is_file():
+    for model in (model_path(directory, pipeline), towers_path(directory, pipeline)):
+        if model is not None and not model.is_file():
             raise ClirError(f"{model}: missing, named by {path}; {retrain}")
     return pipeline
 
 
-def model_path(directory: Path, pipeline: Pipeline) -> Path:
-    """The reranking model's file in ``directory``."""
-    assert pipeline.reranking is not None
+def model_path(directory: Path, pipeline: Pipeline) -> Path | None:
+    """The reranking model's file in ``directory`` (None: no reranking stage)."""
+    if pipeline.reranking is None:
+        return None
     return Path(directory) / pipeline.reranking.model
+
+
+def towers_path(directory: Path, pipeline: Pipeline) -> Path | None:
+    """The fine-tuned encoder's file in ``directory`` (None: the pretrained encoder)."""
+    towers = pipeline.first_stage.towers
+    return None if towers is None else Path(directory) / towers

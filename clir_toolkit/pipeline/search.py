@@ -4,14 +4,15 @@ The stages ``pipeline.json`` names (:mod:`clir_toolkit.pipeline.definition`), on
 other, as a user would run them by hand:
 
 1. the hybrid first stage, what ``clir search --hybrid --translate dict`` does with the
-   stored k1, b, encoder and weight (the index must hold that encoder's vectors);
+   stored k1, b, encoder and weight (the index must hold that encoder's vectors), through a
+   fine-tuned encoder's towers when the pipeline has one (``--model``);
 2. the reranking, what ``clir rerank score --model DIR/knrm.pt --depth D --interpolate λ``
    does to that run with the stored depth and λ.
 
 With a cluster (``--ray``) both stages run there, as ``clir search --ray`` and ``clir rerank
 score --ray`` run them: the same run file. The first stage's run is written beside the
-output (``<output>.first-stage``) while the reranker reads it, and removed after; the output
-is written once, whole.
+output (``<output>.first-stage``) while the reranker reads it, and removed after (kept at
+``first_stage_output`` when asked); the output is written once, whole.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clir_toolkit.errors import ClirError
-from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline
+from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline, towers_path
 
 if TYPE_CHECKING:
     from clir_toolkit.distributed.cluster import ClusterSpec
@@ -41,51 +42,30 @@ def search_pipeline(
     cluster: ClusterSpec | None = None,
     workers: int | None = None,
     worker_env: dict[str, str] | None = None,
+    first_stage_output: Path | None = None,
 ) -> Pipeline:
     """Run the pipeline of the directory ``models`` on ``topics`` over ``index`` (documents
     read from ``collection``, by default the one the index was built from) into the TREC run
     ``output``; return the pipeline run. With ``cluster``, both stages run on it (``workers``
-    chunks or actors, ``worker_env`` set in each)."""
-    from clir_toolkit.formats import read_topics
+    chunks or actors, ``worker_env`` set in each). ``first_stage_output``: where to keep the
+    first stage's run too."""
     from clir_toolkit.index import read_index_info
     from clir_toolkit.rerank.score import score_run
-    from clir_toolkit.search.dense import hybrid_search_to_run
-    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
     pipeline = read_pipeline(models)
-    stage = pipeline.first_stage
-    info = read_index_info(index)
-    if info.dense is None or info.dense.encoder != stage.encoder:
-        held = "no vectors" if info.dense is None else f"{info.dense.encoder}'s vectors"
-        raise ClirError(
-            f"{index}: the pipeline's first stage needs {stage.encoder}'s vectors and the index "
-            f"has {held}; add them with: clir index --collection {info.collection} --index {index} "
-            f"--dense {stage.encoder}"
-        )
-    read = read_topics(topics)
-    queries = build_queries(read, TranslationOptions(translate=stage.translate), info.language)
-    reranked = pipeline.reranking is not None
-    first = output.with_name(output.name + ".first-stage") if reranked else output
+    reranking = pipeline.reranking
+    first = first_stage_output or output
+    if reranking is not None and first_stage_output is None:
+        first = output.with_name(output.name + ".first-stage")
     try:
-        if cluster is None:
-            hybrid_search_to_run(
-                index, queries, read, first, hybrid_weight=stage.hybrid_weight,
-                hits=stage.hits, tag=tag, encoder=stage.encoder, progress=not quiet,
-                k1=stage.k1, b=stage.b, structure=stage.structure, threads=threads,
-            )  # fmt: skip
-        else:
-            from clir_toolkit.distributed.dense import hybrid_search_to_run_on_ray
-
-            hybrid_search_to_run_on_ray(
-                cluster, index, queries, read, first, hybrid_weight=stage.hybrid_weight,
-                hits=stage.hits, tag=tag, encoder=stage.encoder, progress=not quiet,
-                k1=stage.k1, b=stage.b, structure=stage.structure, workers=workers,
-                worker_env=worker_env,
-            )  # fmt: skip
-        reranking = pipeline.reranking
+        search_first_stage(
+            models, pipeline, index, topics, first, tag=tag, quiet=quiet, threads=threads,
+            cluster=cluster, workers=workers, worker_env=worker_env,
+        )  # fmt: skip
         if reranking is not None:
-            documents = collection or Path(info.collection)
+            documents = collection or Path(read_index_info(index).collection)
             model = model_path(models, pipeline)
+            assert model is not None
             if cluster is None:
                 score_run(
                     model, documents, topics, first, output, depth=reranking.depth,
@@ -101,6 +81,58 @@ def search_pipeline(
                     tag=tag, verbose=not quiet,
                 )  # fmt: skip
     finally:
-        if first != output:
+        if first not in (output, first_stage_output):
             first.unlink(missing_ok=True)
     return pipeline
+
+
+def search_first_stage(
+    models: Path,
+    pipeline: Pipeline,
+    index: Path,
+    topics: Path,
+    output: Path,
+    *,
+    tag: str = TAG,
+    quiet: bool = False,
+    threads: int | None = None,
+    cluster: ClusterSpec | None = None,
+    workers: int | None = None,
+    worker_env: dict[str, str] | None = None,
+) -> None:
+    """The pipeline's first stage: the hybrid run of ``topics`` over ``index`` with the stored
+    settings (through the towers of the pipeline's fine-tuned encoder, if it has one), written
+    to ``output``. The index must hold the stage's encoder's vectors: if not, one line says how
+    to add them."""
+    from clir_toolkit.formats import read_topics
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.search.dense import hybrid_search_to_run
+    from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
+
+    stage = pipeline.first_stage
+    info = read_index_info(index)
+    if info.dense is None or info.dense.encoder != stage.encoder:
+        held = "no vectors" if info.dense is None else f"{info.dense.encoder}'s vectors"
+        raise ClirError(
+            f"{index}: the pipeline's first stage needs {stage.encoder}'s vectors and the index "
+            f"has {held}; add them with: clir index --collection {info.collection} --index {index} "
+            f"--dense {stage.encoder}"
+        )
+    read = read_topics(topics)
+    queries = build_queries(read, TranslationOptions(translate=stage.translate), info.language)
+    towers = towers_path(models, pipeline)
+    if cluster is None:
+        hybrid_search_to_run(
+            index, queries, read, output, hybrid_weight=stage.hybrid_weight, hits=stage.hits,
+            tag=tag, encoder=stage.encoder, model=towers, progress=not quiet, k1=stage.k1,
+            b=stage.b, structure=stage.structure, threads=threads,
+        )  # fmt: skip
+    else:
+        from clir_toolkit.distributed.dense import hybrid_search_to_run_on_ray
+
+        hybrid_search_to_run_on_ray(
+            cluster, index, queries, read, output, hybrid_weight=stage.hybrid_weight,
+            hits=stage.hits, tag=tag, encoder=stage.encoder, model=towers, progress=not quiet,
+            k1=stage.k1, b=stage.b, structure=stage.structure, workers=workers,
+            worker_env=worker_env,
+        )  # fmt: skip

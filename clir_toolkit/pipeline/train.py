@@ -20,10 +20,19 @@ The procedure, for collections C₁ … Cₙ (by default :data:`DEFAULT_MIX`, bu
    transfer cell).
 5. **Dev figures.** Each collection's dev run is reranked by the model at λ; nDCG@10 before
    and after goes into ``pipeline.json`` beside the stages and the collections trained on.
+
+**In domain** (``--in-domain``: one collection, whose own topics the pipeline will search, as
+``clir demo`` does), what helps on a collection's own topics is kept too. USE-m3 is
+fine-tuned on its train split (the smooth cosine and SOSL, ``clir rerank train``'s defaults,
+negatives of the same BM25 run) and its towers carry the first stage's dense run; the
+collection is indexed with the encoder's vectors; λ is the best on its dev split's first
+stage (:func:`clir_toolkit.rerank.interpolation.interpolation_on_dev`), which is then the dev
+figure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,8 +62,12 @@ DICTIONARY = TranslationOptions(translate="dict")
 RERANK_DEPTH = 100
 """Candidates reranked per query, and the depth of the train split's run (the negatives)."""
 MODEL_FILE = "knrm.pt"
+TOWERS_FILE = "tuned-use-m3.pt"
+"""The fine-tuned encoder of an in-domain pipeline."""
 KNRM_CODE = ("clir_toolkit.rerank.word.train", *homes("losses", "rerankers"))
 """The code K-NRM's model depends on (:func:`clir_toolkit.freshness.code_fingerprint`)."""
+TUNED_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
+"""The code a fine-tuned encoder depends on."""
 RUN_CODE = ("clir_toolkit.search.runs", "clir_toolkit.translate.pipeline")
 """The code a first-stage run depends on."""
 MEASURE = "nDCG@10"
@@ -89,20 +102,23 @@ def train_pipeline(
     collections: Sequence[Path] | None = None,
     workdir: Path = Path("."),
     quiet: bool = False,
+    in_domain: bool = False,
 ) -> Pipeline:
     """Train the pipeline on ``collections`` (None: :data:`DEFAULT_MIX`, built under
-    ``workdir/data``) into ``output``; indexes go to ``workdir/indexes``. See the module
-    docstring for the procedure."""
+    ``workdir/data``) into ``output``; indexes go to ``workdir/indexes``. With ``in_domain``,
+    for the one collection given, with its fine-tuned encoder and its dev split's λ. See the
+    module docstring for the procedure."""
     from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
 
     paths = list(collections) if collections else default_collections(workdir, quiet)
-    opened = _training_collections(paths)
+    opened = _training_collections(paths, in_domain)
     output.mkdir(parents=True, exist_ok=True)
     stage = first_stage_defaults()
-    parts = []
+    dense = stage.encoder if in_domain else None
+    parts, indexes = [], []
     for collection in opened:
         name = _name(collection)
-        index = ensure_index(collection, workdir / "indexes" / name, None, quiet)
+        index = ensure_index(collection, workdir / "indexes" / name, dense, quiet)
         runs = {
             split: _first_stage_run(collection, index, split, stage, output / "runs" / name,
                                     RERANK_DEPTH if split == "train" else stage.hits, quiet)
@@ -110,23 +126,40 @@ def train_pipeline(
             if has_split(collection, split)
         }  # fmt: skip
         parts.append(Part(collection, runs))
+        indexes.append(index)
     mixture, mixed_runs = write_mixture(output / "mixture", parts)
     model = _train_knrm(mixture, mixed_runs, output / MODEL_FILE, quiet)
-    reranking = Reranking(MODEL_FILE, RERANK_DEPTH, SUBWORD_INTERPOLATION)
-    pipeline = Pipeline(
-        first_stage=stage,
-        reranking=reranking,
-        trained_on=[_trained_on(part) for part in parts],
-        dev=[_dev_figures(part, model, reranking, output, quiet) for part in parts
-             if "dev" in part.runs],
-    )  # fmt: skip
+    trained_on = [_trained_on(part) for part in parts]
+    if in_domain:
+        part, index = parts[0], indexes[0]
+        _train_towers(part, stage.encoder, output / TOWERS_FILE, quiet)
+        stage = dataclasses.replace(stage, towers=TOWERS_FILE)
+        pipeline = Pipeline(stage, None, trained_on)
+        reranking, figures = _interpolation_on_dev(output, pipeline, part, index, model, quiet)
+        pipeline = dataclasses.replace(pipeline, reranking=reranking, dev=[figures])
+    else:
+        reranking = Reranking(MODEL_FILE, RERANK_DEPTH, SUBWORD_INTERPOLATION)
+        dev = [_dev_figures(part, model, reranking, output, quiet) for part in parts
+               if "dev" in part.runs]  # fmt: skip
+        pipeline = Pipeline(stage, reranking, trained_on, dev)
     write_pipeline(output, pipeline)
     return pipeline
 
 
-def _training_collections(paths: Sequence[Path]) -> list[Collection]:
-    """The collections at ``paths``, each with a train split, their names distinct."""
+def _training_collections(paths: Sequence[Path], in_domain: bool) -> list[Collection]:
+    """The collections at ``paths``, each with a train split, their names distinct; in
+    domain, one collection with a dev split too."""
     opened = [open_collection(path) for path in paths]
+    if in_domain and len(opened) != 1:
+        raise UsageError(
+            f"--in-domain trains for one collection's own topics, and {len(opened)} were given; "
+            "give one --collection"
+        )
+    if in_domain and not has_split(opened[0], "dev"):
+        raise ClirError(
+            f"{opened[0].root}: no dev split (topics.dev.tsv and qrels.dev.txt) to choose λ on "
+            "in domain; train without --in-domain"
+        )
     names: dict[str, Path] = {}
     for collection in opened:
         if not has_split(collection, "train"):
@@ -211,18 +244,66 @@ def _train_knrm(mixture: Collection, runs: dict[str, Path], output: Path, quiet:
     from clir_toolkit.rerank.word.train import train_reranker
     from clir_toolkit.rerank.word.train_config import TrainConfig
 
+    config = TrainConfig(**_training_files(mixture, runs), output=output, model="knrm",
+                         depth=RERANK_DEPTH, verbose=not quiet)  # fmt: skip
+    return made_once(config, mixture, KNRM_CODE, train_reranker, quiet)
+
+
+def _train_towers(part: Part, encoder: str, output: Path, quiet: bool) -> Path:
+    """``encoder`` fine-tuned on ``part``'s train split (negatives from its first-stage BM25
+    run, the epoch best on its dev split) with the defaults of ``clir rerank train``."""
+    from clir_toolkit.rerank.sentence.tuned import train_tuned
+    from clir_toolkit.rerank.sentence.tuned_config import TunedConfig
+
+    config = TunedConfig(**_training_files(part.collection, part.runs), output=output,
+                         encoder=encoder, depth=RERANK_DEPTH, verbose=not quiet)  # fmt: skip
+    return made_once(config, part.collection, TUNED_CODE, train_tuned, quiet)
+
+
+def _training_files(collection: Collection, runs: dict[str, Path]) -> dict[str, Any]:
+    """A trainer's input files: the train split's and its run, and the dev split's when there
+    is a dev run."""
     files: dict[str, Any] = {
-        "collection": mixture.root,
-        "topics": mixture.split_file("topics", "train"),
-        "qrels": mixture.split_file("qrels", "train"),
+        "collection": collection.root,
+        "topics": collection.split_file("topics", "train"),
+        "qrels": collection.split_file("qrels", "train"),
         "run": runs["train"],
     }
     if "dev" in runs:
-        files.update(dev_topics=mixture.split_file("topics", "dev"),
-                     dev_qrels=mixture.split_file("qrels", "dev"), dev_run=runs["dev"])  # fmt: skip
-    config = TrainConfig(**files, output=output, model="knrm", depth=RERANK_DEPTH,
-                         verbose=not quiet)  # fmt: skip
-    return made_once(config, mixture, KNRM_CODE, train_reranker, quiet)
+        files.update(
+            dev_topics=collection.split_file("topics", "dev"),
+            dev_qrels=collection.split_file("qrels", "dev"),
+            dev_run=runs["dev"],
+        )
+    return files
+
+
+def _interpolation_on_dev(
+    output: Path, pipeline: Pipeline, part: Part, index: Path, model: Path, quiet: bool
+) -> tuple[Reranking, dict[str, Any]]:
+    """In domain: the reranking at the λ best on ``part``'s dev split, over the pipeline's own
+    first stage there, and that split's figures (the first stage's nDCG@10, the pipeline's)."""
+    from clir_toolkit.evaluate import evaluate_runs
+    from clir_toolkit.pipeline.search import search_first_stage
+    from clir_toolkit.rerank.interpolation import interpolation_on_dev
+
+    collection, name = part.collection, _name(part.collection)
+    first = output / "runs" / name / "first-stage.dev.trec"
+    log(quiet, f"searching the dev topics of {collection.root} (the pipeline's first stage)")
+    search_first_stage(output, pipeline, index, collection.split_file("topics", "dev"), first,
+                       tag="first-stage", quiet=quiet)  # fmt: skip
+    log(quiet, f"choosing λ on the dev topics of {collection.root}")
+    choice = interpolation_on_dev(model, collection.root, first, RERANK_DEPTH, verbose=not quiet)
+    log(quiet, f"K-NRM's λ on dev, {choice.describe()}")
+    result = evaluate_runs(collection.split_file("qrels", "dev"), [first], [MEASURE])
+    figures = {
+        "name": name,
+        "first_stage": "hybrid through the fine-tuned towers",
+        MEASURE: result.means[result.runs[0]][MEASURE],
+        f"reranked {MEASURE}": choice.scores[choice.weight],
+        "queries": len(result.qids),
+    }
+    return Reranking(MODEL_FILE, RERANK_DEPTH, choice.weight, f"dev of {name}"), figures
 
 
 def _trained_on(part: Part) -> dict[str, Any]:
@@ -256,7 +337,7 @@ def _dev_figures(
     first_name, reranked_name = result.runs
     return {
         "name": _name(collection),
-        "first_stage": "bm25-dict",
+        "first_stage": "BM25, dictionary",
         MEASURE: result.means[first_name][MEASURE],
         f"reranked {MEASURE}": result.means[reranked_name][MEASURE],
         "queries": len(result.qids),
