@@ -39,26 +39,33 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
         if line.startswith(("bm25", "tuned", "hybrid", "knrm"))
         and not line.split()[0].endswith(":")
     ]
-    # One table against the untranslated run, then each reranker against its first stage.
+    # One table against the untranslated run, then each stage against the run before it and
+    # the pipeline against the zero-shot hybrid.
     assert rows == [
         "bm25-untranslated",
         "bm25-dict",
         "hybrid",
-        "tuned-use-m3+bm25",
         "tuned-hybrid",
         "knrm+tuned-hybrid",
         "bm25-human",
-        "bm25-dict",
-        "tuned-use-m3+bm25",
+        "hybrid",
+        "tuned-hybrid",
         "tuned-hybrid",
         "knrm+tuned-hybrid",
-        "tuned-use-m3+bm25",
+        "hybrid",
         "knrm+tuned-hybrid",
     ]
-    assert "Each reranking against its first stage" in report
+    assert "Each stage against the run before it" in report
     assert re.search(r"\(λ (0\.[1-9]|1), chosen on dev\)", report)  # K-NRM's λ, from the grid
     assert "nDCG@10" in report and "paired t-test" in report
-    models = [workdir / "models" / "tiny-fr" / name for name in ("tuned-use-m3.pt", "knrm.pt")]
+    # The demo is `clir pipeline train --in-domain` and `clir pipeline search`: its models are
+    # a pipeline directory's.
+    pipeline = workdir / "models" / "tiny-fr" / "pipeline"
+    record = json.loads((pipeline / "pipeline.json").read_text(encoding="utf-8"))
+    assert record["first_stage"]["towers"] == "tuned-use-m3.pt"
+    assert record["reranking"]["chosen_on"] == "dev of tiny-fr"
+    assert f"λ {record['reranking']['interpolate']:g}, chosen on dev" in report
+    models = [pipeline / name for name in ("tuned-use-m3.pt", "knrm.pt")]
     assert all(model.is_file() for model in models)
 
     # A second demo on the same inputs reuses the models and vectors instead of making them.
@@ -72,6 +79,6 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
 
 def test_demo_without_a_train_split_shows_the_baselines_and_says_why(tmp_path: Path) -> None:
     report, progress = demo(TINY_FR, tmp_path)
-    assert "bm25-human" in report and "tuned-use-m3" not in report and "knrm" not in report
+    assert "bm25-human" in report and "tuned-hybrid" not in report and "knrm" not in report
     assert "\nhybrid " in report  # the pretrained encoder's vectors need no training
-    assert "no train split" in progress
+    assert "no train and dev splits" in progress

@@ -19,11 +19,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         description="Build the English→French man-page collection (if missing), index it "
         "with use-m3's dense vectors, search its dev topics untranslated, translated by "
         "dictionary, written by people, and by the hybrid of the dictionary run and the dense "
-        "run; rerank the dictionary run by use-m3 fine-tuned on the train split, search again "
-        "by the hybrid through the fine-tuned encoder's towers, and rerank that run by K-NRM "
-        "on use-m3's subword table, interpolated at the λ best on the dev split (models "
-        "reused when their inputs are unchanged); print the evaluation with significance "
-        "tests. Progress goes to stderr (none with --quiet).",
+        "run; then train the pipeline for the collection's own topics and run it, as clir "
+        "pipeline train --in-domain and clir pipeline search do (the hybrid through the towers "
+        "of use-m3 fine-tuned on the train split, reranked by K-NRM on use-m3's subword table "
+        "at the λ best on the dev split; models reused when their inputs are unchanged); print "
+        "the evaluation with significance tests. Progress goes to stderr (none with --quiet).",
     )
     p.add_argument(
         "--collection",
