@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from clir_toolkit.pipeline.definition import (
+    IN_DOMAIN_ENCODER,
+    TRANSFER_ENCODER,
+    default_hybrid_weight,
+)
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 
@@ -25,13 +30,13 @@ def collection_with_train_split(root: Path, name: str) -> Path:
     return collection
 
 
-def target_with_vectors(root: Path) -> tuple[Path, Path, Path]:
-    """A collection the pipeline was not trained on, its index with use-m3's vectors, and
-    its dev topics."""
+def target_with_vectors(root: Path, encoder: str = TRANSFER_ENCODER) -> tuple[Path, Path, Path]:
+    """A collection the pipeline was not trained on, its index with ``encoder``'s vectors
+    (the pipeline's), and its dev topics."""
     collection = collection_with_train_split(root, "target")
     index = root / "index"
     built = run_clir("index", "--collection", str(collection), "--index", str(index),
-                     "--dense", "use-m3")  # fmt: skip
+                     "--dense", encoder)  # fmt: skip
     assert built.returncode == 0, built.stderr
     return collection, index, collection / "topics.dev.tsv"
 
@@ -55,7 +60,8 @@ def test_train_writes_the_model_and_what_it_was_made_of(trained: tuple[Path, Pat
     assert [entry["name"] for entry in record["trained_on"]] == ["tiny-a", "tiny-b"]
     assert record["reranking"]["model"] == "knrm.pt" and (models / "knrm.pt").is_file()
     assert record["reranking"]["interpolate"] == 0.4  # the default chosen by transfer
-    assert record["first_stage"]["encoder"] == "use-m3"
+    assert record["first_stage"]["encoder"] == TRANSFER_ENCODER == "e5-small"
+    assert record["first_stage"]["hybrid_weight"] == default_hybrid_weight("e5-small")
     assert record["first_stage"]["k1"] == 1.5 and record["first_stage"]["b"] == 0.75
     assert {entry["name"] for entry in record["dev"]} == {"tiny-a", "tiny-b"}
     # The mixture holds both collections' documents under their own ids.
@@ -85,9 +91,10 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "run.trec", "target"]
 
     hybrid = tmp_path / "hybrid.trec"
+    weight = str(default_hybrid_weight(TRANSFER_ENCODER))
     by_hand = [
         ("search", "--hybrid", "--translate", "dict", "--index", str(index), "--topics",
-         str(topics), "--output", str(hybrid), "--tag", "pipeline"),
+         str(topics), "--output", str(hybrid), "--tag", "pipeline", "--hybrid-weight", weight),
         ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
          "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
          "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
@@ -126,7 +133,7 @@ def test_an_index_without_the_vectors_is_refused_with_the_command_that_adds_them
     result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
                       "--topics", str(TINY_FR / "topics.dev.tsv"), "--output",
                       str(tmp_path / "run.trec"))  # fmt: skip
-    assert_one_line_error(result, "needs use-m3's vectors", "clir index", "--dense use-m3")
+    assert_one_line_error(result, "needs e5-small's vectors", "clir index", "--dense e5-small")
     assert not (tmp_path / "run.trec").exists()
 
 
@@ -152,7 +159,7 @@ def test_a_pipeline_of_another_version_or_without_its_model_is_refused(
 
 
 def test_in_domain_the_towers_carry_the_dense_run_and_dev_chooses_lambda(tmp_path: Path) -> None:
-    collection, index, topics = target_with_vectors(tmp_path)
+    collection, index, topics = target_with_vectors(tmp_path, IN_DOMAIN_ENCODER)
     models = tmp_path / "models"
     trained = run_clir("pipeline", "train", "--in-domain", "--output", str(models),
                        "--collection", str(collection), "--workdir", str(tmp_path))  # fmt: skip
@@ -214,7 +221,7 @@ def test_the_pyterrier_transformer_ranks_as_clir_pipeline_search(
     collection = collection_with_train_split(tmp_path, "target")
     index, topics = tmp_path / "index", collection / "topics.dev.tsv"
     assert run_clir("index", "--collection", str(collection), "--index", str(index),
-                    "--dense").returncode == 0  # fmt: skip
+                    "--dense", TRANSFER_ENCODER).returncode == 0  # fmt: skip
     run = tmp_path / "run.trec"
     assert run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
                     "--topics", str(topics), "--output", str(run)).returncode == 0  # fmt: skip

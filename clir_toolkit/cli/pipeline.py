@@ -20,6 +20,7 @@ from clir_toolkit.cli.outputs import add_output
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add the command's parser to ``commands``."""
+    from clir_toolkit.pipeline.definition import IN_DOMAIN_ENCODER, TRANSFER_ENCODER
     from clir_toolkit.search import BM25_PARAMS
 
     p = commands.add_parser(
@@ -55,6 +56,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         help="train for the one --collection's own topics: USE-m3 fine-tuned there carries the "
         "dense run, and λ is the best on its dev split (what clir demo does)",
     )
+    t.add_argument(
+        "--encoder",
+        metavar="NAME",
+        help="the first stage's dense encoder: use-m3, e5-small or hf:DIR (default: "
+        f"{TRANSFER_ENCODER}, chosen by transfer; in domain: {IN_DOMAIN_ENCODER}); the "
+        "indexes searched need its vectors (clir index --dense NAME)",
+    )
     add_workdir(t, "data/ and indexes/")
     t.set_defaults(handler=cmd_pipeline_train)
 
@@ -87,7 +95,7 @@ def cmd_pipeline_train(args: argparse.Namespace) -> int:
     from clir_toolkit.pipeline import train_pipeline
 
     pipeline = train_pipeline(args.output, args.collection, args.workdir, quiet=args.quiet,
-                              in_domain=args.in_domain)  # fmt: skip
+                              in_domain=args.in_domain, encoder=args.encoder)  # fmt: skip
     reranking = pipeline.reranking
     assert reranking is not None
     for figures in pipeline.dev:

@@ -100,7 +100,7 @@ def run_demo(
             raise ClirError(
                 f"{needed}: missing; the demo needs topics and qrels of split '{split}'"
             )
-    stage = first_stage_defaults()
+    stage = first_stage_defaults(in_domain=True)
     index = ensure_index(collection, workdir / "indexes" / name, stage.encoder, quiet)
     runs_dir = workdir / "runs" / name / split
     untranslated, dictionary, human = (
@@ -183,7 +183,7 @@ def _search(
     topics = collection.split_file(system.topics_kind, split)
     if not topics.is_file():
         return None
-    stage = first_stage_defaults()
+    stage = first_stage_defaults(in_domain=True)
     run = directory / f"{system.name}.trec"
     log(quiet, f"searching {split} topics: {system.name}")
     doc_lang = read_index_info(index).language

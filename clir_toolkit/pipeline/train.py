@@ -39,15 +39,21 @@ from typing import Any
 
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.errors import ClirError, UsageError
-from clir_toolkit.pipeline.definition import FirstStage, Pipeline, Reranking, write_pipeline
+from clir_toolkit.pipeline.definition import (
+    IN_DOMAIN_ENCODER,
+    TRANSFER_ENCODER,
+    FirstStage,
+    Pipeline,
+    Reranking,
+    default_hybrid_weight,
+    write_pipeline,
+)
 from clir_toolkit.pipeline.mixture import Part, write_mixture
 from clir_toolkit.pipeline.models import made_once
 from clir_toolkit.progress import log
 from clir_toolkit.registry import homes
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1
-from clir_toolkit.search.dense import DEFAULT_HYBRID_WEIGHT
 from clir_toolkit.translate.pipeline import TranslationOptions
-from clir_toolkit.vectors import DEFAULT_DENSE_ENCODER
 
 DEFAULT_MIX = (
     ("manpages", "fr", "standard"),
@@ -73,12 +79,16 @@ RUN_CODE = ("clir_toolkit.search.runs", "clir_toolkit.translate.pipeline")
 MEASURE = "nDCG@10"
 
 
-def first_stage_defaults() -> FirstStage:
-    """The hybrid first stage at ``clir search``'s defaults (chosen by transfer)."""
+def first_stage_defaults(encoder: str | None = None, in_domain: bool = False) -> FirstStage:
+    """The hybrid first stage at ``clir search``'s defaults (chosen by transfer), with the
+    dense run of ``encoder`` (default: :data:`TRANSFER_ENCODER`, or :data:`IN_DOMAIN_ENCODER`
+    in domain) at its hybrid weight."""
+    if encoder is None:
+        encoder = IN_DOMAIN_ENCODER if in_domain else TRANSFER_ENCODER
     return FirstStage(
         k1=DEFAULT_K1, b=DEFAULT_B, translate=DICTIONARY.translate,
-        structure=DICTIONARY.structure(), encoder=DEFAULT_DENSE_ENCODER,
-        hybrid_weight=DEFAULT_HYBRID_WEIGHT, hits=DEFAULT_HITS,
+        structure=DICTIONARY.structure(), encoder=encoder,
+        hybrid_weight=default_hybrid_weight(encoder), hits=DEFAULT_HITS,
     )  # fmt: skip
 
 
@@ -103,17 +113,19 @@ def train_pipeline(
     workdir: Path = Path("."),
     quiet: bool = False,
     in_domain: bool = False,
+    encoder: str | None = None,
 ) -> Pipeline:
     """Train the pipeline on ``collections`` (None: :data:`DEFAULT_MIX`, built under
     ``workdir/data``) into ``output``; indexes go to ``workdir/indexes``. With ``in_domain``,
-    for the one collection given, with its fine-tuned encoder and its dev split's λ. See the
-    module docstring for the procedure."""
+    for the one collection given, with its fine-tuned encoder and its dev split's λ.
+    ``encoder``: the first stage's dense encoder (default: :func:`first_stage_defaults`'s).
+    See the module docstring for the procedure."""
     from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
 
     paths = list(collections) if collections else default_collections(workdir, quiet)
     opened = _training_collections(paths, in_domain)
     output.mkdir(parents=True, exist_ok=True)
-    stage = first_stage_defaults()
+    stage = first_stage_defaults(encoder, in_domain)
     dense = stage.encoder if in_domain else None
     parts, indexes = [], []
     for collection in opened:
