@@ -46,7 +46,7 @@ from clir_toolkit.errors import ClirError
 from clir_toolkit.evaluate import evaluate_runs, format_result
 from clir_toolkit.formats import read_topics
 from clir_toolkit.index import read_index_info
-from clir_toolkit.pipeline.definition import Pipeline
+from clir_toolkit.pipeline.definition import FirstStage, Pipeline
 from clir_toolkit.pipeline.search import search_first_stage, search_pipeline
 from clir_toolkit.pipeline.train import (
     ensure_index,
@@ -104,7 +104,7 @@ def run_demo(
     index = ensure_index(collection, workdir / "indexes" / name, stage.encoder, quiet)
     runs_dir = workdir / "runs" / name / split
     untranslated, dictionary, human = (
-        _search(collection, index, system, split, runs_dir, quiet) for system in SYSTEMS
+        _search(collection, index, stage, system, split, runs_dir, quiet) for system in SYSTEMS
     )
     assert untranslated is not None and dictionary is not None  # the split's topics exist
     hybrid = runs_dir / f"{HYBRID_RUN}.trec"
@@ -172,18 +172,18 @@ def _collection(
 def _search(
     collection: Collection,
     index: Path,
+    stage: FirstStage,
     system: System,
     split: str,
     directory: Path,
     quiet: bool,
     hits: int = DEFAULT_HITS,
 ) -> Path | None:
-    """One BM25 run of ``system`` on ``split`` at the pipeline's k1 and b; None when the
-    collection lacks its topics."""
+    """One BM25 run of ``system`` on ``split`` at the first ``stage``'s k1 and b; None when
+    the collection lacks its topics."""
     topics = collection.split_file(system.topics_kind, split)
     if not topics.is_file():
         return None
-    stage = first_stage_defaults(in_domain=True)
     run = directory / f"{system.name}.trec"
     log(quiet, f"searching {split} topics: {system.name}")
     doc_lang = read_index_info(index).language
