@@ -9,11 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from clir_toolkit.pipeline.definition import (
-    IN_DOMAIN_ENCODER,
-    TRANSFER_ENCODER,
-    default_hybrid_weight,
-)
+from clir_toolkit.encoders import default_hybrid_weight
+from clir_toolkit.pipeline.definition import IN_DOMAIN_ENCODER, TRANSFER_ENCODER
 from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 
@@ -91,10 +88,13 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "run.trec", "target"]
 
     hybrid = tmp_path / "hybrid.trec"
-    weight = str(default_hybrid_weight(TRANSFER_ENCODER))
+    # A bare --hybrid takes the weight e5-small declares, the pipeline's (0.6, not use-m3's 0.5),
+    # as its help says.
+    assert default_hybrid_weight(TRANSFER_ENCODER) == 0.6
+    assert "0.6 with e5-small" in " ".join(run_clir("search", "--help").stdout.split())
     by_hand = [
         ("search", "--hybrid", "--translate", "dict", "--index", str(index), "--topics",
-         str(topics), "--output", str(hybrid), "--tag", "pipeline", "--hybrid-weight", weight),
+         str(topics), "--output", str(hybrid), "--tag", "pipeline"),
         ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
          "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
          "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
@@ -103,6 +103,11 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
         step = run_clir(*command)
         assert step.returncode == 0, step.stderr
     assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
+    at_half = tmp_path / "half.trec"
+    step = run_clir(*by_hand[0][:-4], "--output", str(at_half), "--tag", "pipeline",
+                    "--hybrid-weight", "0.5")  # fmt: skip
+    assert step.returncode == 0, step.stderr
+    assert at_half.read_bytes() != hybrid.read_bytes()
 
 
 def test_search_on_a_ray_cluster_writes_the_same_run(

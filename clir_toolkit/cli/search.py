@@ -66,14 +66,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from clir_toolkit.index import read_index_info
     from clir_toolkit.search import search_to_run
-    from clir_toolkit.search.dense import DENSE_PARAMS
     from clir_toolkit.translate.pipeline import build_queries
 
     if not (args.dense or args.hybrid) and (args.encoder or args.model or args.approximate):
         raise UsageError("--encoder, --model and --approximate are options of --dense and --hybrid")
-    if args.hybrid_weight is None:
-        args.hybrid_weight = DENSE_PARAMS["hybrid_weight"].default
-    elif not args.hybrid:
+    if args.hybrid_weight is not None and not args.hybrid:  # (None: the encoder's own)
         raise UsageError("--hybrid-weight is the dense run's weight in --hybrid: add --hybrid")
     info = read_index_info(args.index)  # once: the searcher is handed it
     language = info.language

@@ -40,11 +40,11 @@ from clir_toolkit.distributed.search import search_rows_on
 from clir_toolkit.formats import RunRow, Topic
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, SearchStats, write_search_run
 from clir_toolkit.search.dense import (
-    DEFAULT_HYBRID_WEIGHT,
     DenseSearcher,
     check_dense,
     check_hybrid,
     fuse_hybrid,
+    hybrid_weight_of,
 )
 from clir_toolkit.search.runs import cyclic_gc_paused, ranked_rows
 from clir_toolkit.search.searcher import Hit
@@ -159,7 +159,7 @@ def hybrid_search_to_run_on_ray(
     output: str | Path,
     *,
     workers: int | None = None,
-    hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+    hybrid_weight: float | None = None,
     hits: int = DEFAULT_HITS,
     k1: float = DEFAULT_K1,
     b: float = DEFAULT_B,
@@ -177,6 +177,8 @@ def hybrid_search_to_run_on_ray(
     ``cluster`` (the BM25 queries and the query vectors each in ``workers`` chunks) and
     fused here: the same run file."""
     started = time.perf_counter()
+    if hybrid_weight is None:
+        hybrid_weight = hybrid_weight_of(index, encoder)
     depth = check_hybrid(queries, topics, hybrid_weight, hits)
     check_dense(depth, ef_search)
     documents, vectors = _encoded(

@@ -17,8 +17,9 @@ rows out. An encoder is named in one of two ways:
 
 :func:`load_encoder` makes one by name; :func:`encoder_fingerprint` says what its vectors
 depend on without loading it (cache keys use it); :func:`default_interpolation` is the λ
-measured best for it. The packages that ship the models are imported only when an
-encoder is made, so that listing the names stays cheap.
+measured best for it, :func:`default_hybrid_weight` the weight of its run in a hybrid. The
+packages that ship the models are imported only when an encoder is made, so that listing the
+names stays cheap.
 """
 
 from __future__ import annotations
@@ -116,6 +117,10 @@ class SentenceEncoder:
     and ddtp-en-fr-hard, 0.7 on both). Interpolated, every encoder measured beat itself
     alone; λ = 1 ranks by the encoder. A built-in declares its own when it registers
     (``interpolation=``); a plug-in as this class attribute."""
+    hybrid_weight: float = 0.5
+    """w, the dense run's weight in ``clir search --hybrid`` when none is given, for an encoder
+    that declares none: use-m3's, the best of 0.1–0.9 on the French man pages' dev split
+    (docs/dense.md). Declared as ``interpolation`` is."""
 
     def __init__(self, threads: int | None = None, device: str = "cpu") -> None:
         """Load the model with ``threads`` CPU threads (default :func:`encoder_threads`)."""
@@ -203,6 +208,14 @@ def default_interpolation(name: str) -> float:
         return SentenceEncoder.interpolation
     value = encoder_component(name).trait("interpolation", SentenceEncoder.interpolation)
     return float(value)
+
+
+def default_hybrid_weight(name: str) -> float:
+    """The w that ``clir search --hybrid`` gives the dense run of encoder ``name`` when none
+    is given."""
+    if hf_directory(name) is not None:
+        return SentenceEncoder.hybrid_weight
+    return float(encoder_component(name).trait("hybrid_weight", SentenceEncoder.hybrid_weight))
 
 
 def load_encoder(name: str, threads: int | None = None, device: str = "auto") -> SentenceEncoder:

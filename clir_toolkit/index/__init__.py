@@ -36,6 +36,7 @@ from clir_toolkit.index.sidecar import (
     SIDECAR_FORMAT,
     IndexInfo,
     is_index_of,
+    read_dense_record,
     read_index_info,
     write_sidecar,
 )
@@ -44,6 +45,6 @@ __all__ = [
     "INDEX_KIND", "SIDECAR", "SIDECAR_FORMAT", "IndexInfo", "ShardBuilder", "ShardJob",
     "add_dense_vectors", "build_index", "build_shard", "build_shards_here", "check_hnsw",
     "check_only_ours", "count_documents", "foreign_entry", "indexing_arguments", "is_index_of",
-    "open_reader", "read_index_info", "run_lucene_indexer", "shard_dirs", "write_normalised_corpus",
-    "write_sidecar",
+    "open_reader", "read_dense_record", "read_index_info", "run_lucene_indexer", "shard_dirs",
+    "write_normalised_corpus", "write_sidecar",
 ]  # fmt: skip

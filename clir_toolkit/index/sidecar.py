@@ -173,6 +173,18 @@ def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
         handle.write("\n")
 
 
+def read_dense_record(index: str | Path) -> tuple[IndexInfo, DenseRecord]:
+    """The sidecar of ``index`` and the record of its dense vectors; an index without any is
+    one line saying how to add them."""
+    info = read_index_info(index)
+    if info.dense is None:
+        raise ClirError(
+            f"{index}: holds no dense vectors (add them with: clir index --collection "
+            f"{info.collection} --index {index} --dense)"
+        )
+    return info, info.dense
+
+
 def is_index_of(index: str | Path, collection: str | Path) -> bool:
     """Whether ``index`` is an index built by ``clir index`` from ``collection`` as it is
     now (its sidecar records the collection's fingerprint), in this toolkit's format."""

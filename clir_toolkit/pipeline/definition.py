@@ -39,10 +39,6 @@ the transfer matrix (docs/pipeline.md)."""
 IN_DOMAIN_ENCODER = "use-m3"
 """In domain: the encoder whose towers are fine-tuned on the collection (measured by ``clir
 demo``; fine-tuning encodes every candidate, which use-m3 does fastest)."""
-ENCODER_HYBRID_WEIGHTS = {"e5-small": 0.6}
-"""w of the first stage's hybrid for an encoder other than use-m3: e5-small's, the best mean
-dev nDCG@10 of its hybrid over the four collections of the transfer matrix
-(transfer/ENCODER.md)."""
 FILE_NAME = "pipeline.json"
 FORMAT = "clir-pipeline/1"
 """The version of the file's layout; a file of another layout is refused."""
@@ -90,15 +86,6 @@ class Pipeline:
     """One entry per collection with a dev split: nDCG@10 of the first stage and of the
     pipeline on it."""
     toolkit_version: str = __version__
-
-
-def default_hybrid_weight(encoder: str) -> float:
-    """w, the dense run's weight in the hybrid first stage with ``encoder``:
-    :data:`ENCODER_HYBRID_WEIGHTS`' when it has one, else ``clir search --hybrid``'s
-    default (:data:`~clir_toolkit.search.dense.DEFAULT_HYBRID_WEIGHT`, use-m3's)."""
-    from clir_toolkit.search.dense import DEFAULT_HYBRID_WEIGHT
-
-    return ENCODER_HYBRID_WEIGHTS.get(encoder, DEFAULT_HYBRID_WEIGHT)
 
 
 def pipeline_file(directory: Path) -> Path:

@@ -45,7 +45,6 @@ from clir_toolkit.pipeline.definition import (
     FirstStage,
     Pipeline,
     Reranking,
-    default_hybrid_weight,
     write_pipeline,
 )
 from clir_toolkit.pipeline.mixture import Part, write_mixture
@@ -83,6 +82,8 @@ def first_stage_defaults(encoder: str | None = None, in_domain: bool = False) ->
     """The hybrid first stage at ``clir search``'s defaults (chosen by transfer), with the
     dense run of ``encoder`` (default: :data:`TRANSFER_ENCODER`, or :data:`IN_DOMAIN_ENCODER`
     in domain) at its hybrid weight."""
+    from clir_toolkit.encoders import default_hybrid_weight
+
     if encoder is None:
         encoder = IN_DOMAIN_ENCODER if in_domain else TRANSFER_ENCODER
     return FirstStage(
@@ -114,9 +115,11 @@ def train_pipeline(
     quiet: bool = False,
     in_domain: bool = False,
     encoder: str | None = None,
+    indexes: Path | None = None,
 ) -> Pipeline:
     """Train the pipeline on ``collections`` (None: :data:`DEFAULT_MIX`, built under
-    ``workdir/data``) into ``output``; indexes go to ``workdir/indexes``. With ``in_domain``,
+    ``workdir/data``) into ``output``; indexes go to ``indexes`` (default:
+    ``workdir/indexes``), one per collection under its name. With ``in_domain``,
     for the one collection given, with its fine-tuned encoder and its dev split's λ.
     ``encoder``: the first stage's dense encoder (default: :func:`first_stage_defaults`'s).
     See the module docstring for the procedure."""
@@ -127,10 +130,11 @@ def train_pipeline(
     output.mkdir(parents=True, exist_ok=True)
     stage = first_stage_defaults(encoder, in_domain)
     dense = stage.encoder if in_domain else None
-    parts, indexes = [], []
+    parts, part_indexes = [], []
+    index_root = indexes or workdir / "indexes"
     for collection in opened:
         name = _name(collection)
-        index = ensure_index(collection, workdir / "indexes" / name, dense, quiet)
+        index = ensure_index(collection, index_root / name, dense, quiet)
         runs = {
             split: _first_stage_run(collection, index, split, stage, output / "runs" / name,
                                     RERANK_DEPTH if split == "train" else stage.hits, quiet)
@@ -138,12 +142,12 @@ def train_pipeline(
             if has_split(collection, split)
         }  # fmt: skip
         parts.append(Part(collection, runs))
-        indexes.append(index)
+        part_indexes.append(index)
     mixture, mixed_runs = write_mixture(output / "mixture", parts)
     model = _train_knrm(mixture, mixed_runs, output / MODEL_FILE, quiet)
     trained_on = [_trained_on(part) for part in parts]
     if in_domain:
-        part, index = parts[0], indexes[0]
+        part, index = parts[0], part_indexes[0]
         _train_towers(part, stage.encoder, output / TOWERS_FILE, quiet)
         stage = dataclasses.replace(stage, towers=TOWERS_FILE)
         pipeline = Pipeline(stage, None, trained_on)

@@ -14,8 +14,8 @@ tower and the query through its query tower, and documents are ranked by its smo
 ``--hybrid`` fuses two runs of the same topics: BM25 of the (translated, structured,
 expanded) query, exactly the run ``clir search`` writes without it, and the dense run. Both
 are min-max normalised per query and interpolated, ``w·dense + (1 − w)·BM25`` with ``w``
-:data:`DEFAULT_HYBRID_WEIGHT` (:func:`clir_toolkit.search.fusion.fuse`), a document missing
-from one run counting 0 there.
+the one the dense encoder declares (:func:`hybrid_weight_of`;
+:func:`clir_toolkit.search.fusion.fuse`), a document missing from one run counting 0 there.
 
 The query encoder must be the one that made the index's vectors, in the same version: its
 name and fingerprint are compared with the sidecar's, and any other is refused in one line
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.formats import RunRow, Topic
-from clir_toolkit.index import read_index_info
+from clir_toolkit.index import read_dense_record
 from clir_toolkit.params import Param, check_options, declare
 from clir_toolkit.query import StructuredQuery
 from clir_toolkit.search.fusion import by_query, fuse
@@ -66,8 +66,8 @@ and one keeps a run the same on any count and on ``--ray``. 1,000 queries of 14 
 0.78 s on one thread against 0.52 s on two (use-m3, 2-core AMD EPYC, 2026-11-28)."""
 
 DEFAULT_HYBRID_WEIGHT = 0.5
-"""The dense run's weight in ``--hybrid``: the best of 0.1–0.9 (step 0.1) on the French
-man pages' dev split, use-m3 with BM25 of the dictionary translation (docs/dense.md)."""
+"""The dense run's weight in ``--hybrid`` for an encoder that declares none (use-m3's)."""
+
 
 HYBRID_DEPTH = 1000
 """Documents of each run that ``--hybrid`` fuses (more when ``--hits`` asks for more): the top
@@ -81,7 +81,8 @@ DENSE_PARAMS = declare(
     Param("hybrid", bool, False, "fuse the BM25 run of the translated query with the dense "
           "run: w·dense + (1 − w)·BM25, both min-max normalised per query"),
     Param("hybrid_weight", float, DEFAULT_HYBRID_WEIGHT, "w, the dense run's weight in --hybrid",
-          minimum=0, maximum=1, note="the best on the French man pages' dev split",
+          minimum=0, maximum=1, note="0.6 with e5-small: the weight each encoder declares, "
+          "chosen on dev splits (docs/dense.md)",
           flag="--hybrid-weight", metavar="W"),
     Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
           metavar="NAME",
@@ -112,18 +113,14 @@ class DenseSearcher:
         from clir_toolkit.encoders import load_encoder
 
         self.index = Path(index)
-        info = read_index_info(self.index)
-        record = info.dense
-        if record is None:
-            raise ClirError(
-                f"{index}: holds no dense vectors (add them with: clir index --collection "
-                f"{info.collection} --index {index} --dense)"
-            )
+        info, record = read_dense_record(self.index)
         self.record = record
         self._tuned: Any = None
         wanted = encoder or record.encoder
         if model is not None:
-            self._tuned, tuned_encoder = _read_tuned(Path(model))
+            from clir_toolkit.rerank.sentence.tuned_model import read_towers
+
+            self._tuned, tuned_encoder = read_towers(Path(model))
             if encoder is not None and encoder != tuned_encoder:
                 raise UsageError(
                     f"--encoder {encoder} and --model {model} (a tower of {tuned_encoder}) "
@@ -217,21 +214,6 @@ class DenseSearcher:
             yield topic.qid, self.search(vector, hits)
 
 
-def _read_tuned(path: Path) -> tuple[Any, str]:
-    """A fine-tuned encoder's model and the name of the encoder it was trained over."""
-    from clir_toolkit.rerank.model_io import read_model_file
-    from clir_toolkit.rerank.sentence.tuned_model import is_tuned_model, load_tuned
-
-    data = read_model_file(path)
-    if not is_tuned_model(data):
-        raise ClirError(
-            f"{path}: not a fine-tuned encoder, whose towers --model needs (train one with: "
-            "clir rerank train --pretrained NAME ...)"
-        )
-    model, record = load_tuned(path, data)
-    return model, str(record["encoder"])
-
-
 def check_dense(hits: int, ef_search: int) -> None:
     """Refuse a dense search's ``hits`` or ``ef_search`` before any work."""
     check_options(
@@ -285,7 +267,7 @@ def hybrid_rows(
     queries: Sequence[StructuredQuery],
     topics: Sequence[Topic],
     *,
-    hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+    hybrid_weight: float | None = None,
     hits: int = DEFAULT_HITS,
     tag: str = "clir",
     encoder: str | None = None,
@@ -298,8 +280,10 @@ def hybrid_rows(
     """The hybrid run's rows: BM25 of ``queries`` (with ``bm25``'s options: k1, b,
     structure, threads, feedback) and the dense run of ``topics``, each
     :data:`HYBRID_DEPTH` deep (or ``hits`` if more), interpolated with the dense run's weight
-    ``hybrid_weight``, the top ``hits`` kept (:func:`fuse_hybrid`); and the topics that found
-    nothing in either."""
+    ``hybrid_weight`` (None: the encoder's, :func:`hybrid_weight_of`), the top ``hits`` kept
+    (:func:`fuse_hybrid`); and the topics that found nothing in either."""
+    if hybrid_weight is None:
+        hybrid_weight = hybrid_weight_of(index, encoder)
     depth = check_hybrid(queries, topics, hybrid_weight, hits)
     lexical, semantic = hybrid_components(
         index, queries, topics, depth=depth, tag=tag, encoder=encoder, model=model,
@@ -347,6 +331,14 @@ def check_hybrid(
     return max(hits, HYBRID_DEPTH)
 
 
+def hybrid_weight_of(index: str | Path, encoder: str | None = None) -> float:
+    """w for a hybrid run over ``index`` with ``encoder`` (None: the index's vectors' one):
+    the weight it declares (:func:`clir_toolkit.encoders.default_hybrid_weight`)."""
+    from clir_toolkit.encoders import default_hybrid_weight
+
+    return default_hybrid_weight(encoder or read_dense_record(index)[1].encoder)
+
+
 def fuse_hybrid(
     lexical: Sequence[RunRow],
     semantic: Sequence[RunRow],
@@ -373,7 +365,7 @@ def hybrid_search_to_run(
     topics: Sequence[Topic],
     output: str | Path,
     *,
-    hybrid_weight: float = DEFAULT_HYBRID_WEIGHT,
+    hybrid_weight: float | None = None,
     hits: int = DEFAULT_HITS,
     tag: str = "clir",
     encoder: str | None = None,
@@ -385,8 +377,11 @@ def hybrid_search_to_run(
 ) -> SearchStats:
     """BM25 of ``queries`` fused with the dense run of ``topics``; one TREC run written
     atomically (:func:`hybrid_rows`). ``components``: the two runs, searched already with
-    these options (:func:`hybrid_components`), only fused here."""
+    these options (:func:`hybrid_components`), only fused here. ``hybrid_weight``: w (None: the
+    encoder's, :func:`hybrid_weight_of`)."""
     started = time.perf_counter()
+    if hybrid_weight is None:
+        hybrid_weight = hybrid_weight_of(index, encoder)
     if components is None:
         rows, empty = hybrid_rows(
             index, queries, topics, hybrid_weight=hybrid_weight, hits=hits, tag=tag,

@@ -130,6 +130,22 @@ def load_tuned(path: Path, data: Mapping[str, Any]) -> tuple[Any, dict[str, Any]
     return model.eval(), record
 
 
+def read_towers(path: Path) -> tuple[Any, str]:
+    """The fine-tuned encoder of the file ``path`` and the name of the encoder it was trained
+    over: the towers ``clir search --model`` searches through."""
+    from clir_toolkit.errors import ClirError
+    from clir_toolkit.rerank.model_io import read_model_file
+
+    data = read_model_file(path)
+    if not is_tuned_model(data):
+        raise ClirError(
+            f"{path}: not a fine-tuned encoder, whose towers --model needs (train one with: "
+            "clir rerank train --pretrained NAME ...)"
+        )
+    model, record = load_tuned(path, data)
+    return model, str(record["encoder"])
+
+
 def score_run_tuned(
     path: Path,
     data: Mapping[str, Any],
