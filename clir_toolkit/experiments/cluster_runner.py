@@ -8,9 +8,12 @@ workers build it at the same time:
 1. every collection and index the jobs read (:func:`~.context.ensure_index`), the
    ``"auto"`` resources of their search options (parallel text, embeddings), the fine-tuned
    models that search recipes search through (:func:`~.search_runner.fine_tuned_model`),
-   and the first-stage runs of the rerank recipes (:func:`~.search_runner.ensure_first_stage`);
-2. then, in waves: the search recipes; the rerank recipes that train their own model; the
-   rerank recipes that reuse another's (``model_from``), once those models exist.
+   the first-stage runs of the rerank recipes (:func:`~.search_runner.ensure_first_stage`),
+   and the indexes with their vectors that pipeline recipes search
+   (:func:`~.pipeline_runner.pipeline_index`);
+2. then, in waves: the search recipes; the rerank recipes that train their own model and
+   the pipeline recipes; the rerank recipes that reuse another's (``model_from``), once
+   those models exist.
 
 The outcomes come back in the order of the recipes, and the driver writes RESULTS.md as one
 process does (the same runs and tables; where two recipes share a model, which of them
@@ -27,6 +30,7 @@ from typing import Any
 
 from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, connected, gather
 from clir_toolkit.experiments.context import RunContext, ensure_index, resolve_auto_resources
+from clir_toolkit.experiments.pipeline_runner import pipeline_index
 from clir_toolkit.experiments.recipe import find_recipe
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome
 from clir_toolkit.experiments.rerank_table import rerank_spec, sweep_recipes
@@ -55,6 +59,9 @@ def prepare(jobs: Sequence[Job], context: RunContext) -> None:
         if recipe.kind == "search":
             resolve_auto_resources(recipe.search, language, context)
             fine_tuned_model(recipe, language, context)
+            continue
+        if recipe.kind == "pipeline":  # trains in its own directory; shares the index
+            pipeline_index(recipe, language, context)
             continue
         for point, _ in sweep_recipes(recipe):
             spec = rerank_spec(point)

@@ -4,7 +4,7 @@ A figure that a note, a README or a docs page quotes from a generated table is w
 markdown link to that table, with the cell's address as the link's title::
 
     K-NRM over the tuned hybrid scores
-    [0.7198▲](RESULTS.md "manpages-en-fr — test; knrm-tuned-hybrid; nDCG@10")
+    [0.7205▲](RESULTS.md "manpages-en-fr — test; pipeline; nDCG@10")
 
 The address is ``SECTION; ROW; COLUMN``:
 

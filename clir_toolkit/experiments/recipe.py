@@ -56,7 +56,9 @@ not starting with a dot), and no two recipes of one ``clir run`` may write the s
 A ``kind = "rerank"`` recipe reranks the runs of a search recipe of its directory with a
 neural model trained on the train split; its ``[rerank]`` table and what it produces are
 described in :mod:`clir_toolkit.experiments.rerank_table` and run by
-:mod:`clir_toolkit.experiments.rerank_runner`.
+:mod:`clir_toolkit.experiments.rerank_runner`. A ``kind = "pipeline"`` recipe is ``clir
+pipeline train --in-domain`` then ``clir pipeline search`` on each split, nothing of its own
+(:mod:`clir_toolkit.experiments.pipeline_runner`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from clir_toolkit.errors import ClirError, FormatError
 from clir_toolkit.experiments.records import Recipe
 from clir_toolkit.experiments.rerank_table import check_rerank_table, sweep_recipes
 from clir_toolkit.experiments.tables import (
+    PIPELINE_PARAMS,
     RECIPE_PARAMS,
     SEARCH_FIX,
     SEARCH_PARAMS,
@@ -110,7 +113,17 @@ def load_recipe(path: str | Path) -> Recipe:
         check_rerank_table(path, {**values, **top, "name": name})
     elif "rerank" in values:
         raise FormatError(
-            path, None, "a search recipe takes no [rerank] table", 'add kind = "rerank"'
+            path, None, f"a {kind} recipe takes no [rerank] table", 'add kind = "rerank"'
+        )
+    pipeline = check_table(path, "pipeline", values.get("pipeline", {}), PIPELINE_PARAMS)
+    if kind == "pipeline" and (search or tune):
+        raise FormatError(
+            path, None, "a pipeline recipe takes no [search] or [tune] table",
+            "its stages are clir pipeline's; name the dense encoder in [pipeline] encoder",
+        )  # fmt: skip
+    if kind != "pipeline" and pipeline:
+        raise FormatError(
+            path, None, f"a {kind} recipe takes no [pipeline] table", 'add kind = "pipeline"'
         )
     group = top.get("group", "other")
     return Recipe(
@@ -127,6 +140,7 @@ def load_recipe(path: str | Path) -> Recipe:
         search=search,
         tune=tune,
         rerank=dict(values.get("rerank", {})),
+        pipeline=pipeline,
     )
 
 

@@ -49,6 +49,7 @@ class Recipe:
     search: dict[str, Any] = field(default_factory=dict)
     tune: dict[str, list[Any]] = field(default_factory=dict)
     rerank: dict[str, Any] = field(default_factory=dict)
+    pipeline: dict[str, Any] = field(default_factory=dict)
     #: Moved onto another collection than its file declares (:func:`~clir_toolkit.
     #: experiments.recipe.retarget`): a model's trainer run where ``[rerank]
     #: train_collection`` says, and the recipes it names with it.

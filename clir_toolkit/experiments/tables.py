@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 KINDS = {
     "search": "clir_toolkit.experiments.search_runner:run_search_recipe",
     "rerank": "clir_toolkit.experiments.rerank_runner:run_rerank_recipe",
+    "pipeline": "clir_toolkit.experiments.pipeline_runner:run_pipeline_recipe",
 }
 """The kinds of recipe (``kind = "..."``) and the function that runs one on a language."""
 
@@ -121,13 +122,22 @@ RECIPE_PARAMS = declare(
     Param("topics", str, "english", "the queries: English, or the human translations",
           choices=("english", "human")),
     Param("baseline", bool, False, "the run others are tested against"),
-    Param("kind", str, "search", "first stage, or a neural reranker",
+    Param("kind", str, "search", "first stage, a neural reranker, or clir pipeline's pipeline",
           choices=tuple(KINDS)),
 )  # fmt: skip
-"""The top-level keys of a recipe; its tables are ``[search]``, ``[tune]`` and ``[rerank]``."""
+"""The top-level keys of a recipe; its tables are ``[search]``, ``[tune]``, ``[rerank]`` and
+``[pipeline]``."""
 
 
-TABLES = ("search", "tune", "rerank")
+TABLES = ("search", "tune", "rerank", "pipeline")
+
+
+PIPELINE_PARAMS = declare(
+    Param("encoder", str, doc="the first stage's dense encoder, whose towers are fine-tuned "
+          "(default: clir pipeline train --in-domain's)", choices=ENCODER_NAMES),
+)  # fmt: skip
+"""The ``[pipeline]`` table of a ``kind = "pipeline"`` recipe
+(:mod:`clir_toolkit.experiments.pipeline_runner`)."""
 
 
 # [rerank] key → TrainConfig field.
