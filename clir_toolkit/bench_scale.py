@@ -15,6 +15,11 @@ they do the same work:
 * ``clir search --translate dict`` (the default thread count);
 * ``clir eval`` of the one-thread run and ``clir fuse`` of it with the dictionary run (runs of
   topics × 1000 rows);
+* with ``rerank_topics``: ``clir rerank score`` of the dictionary run's first
+  ``rerank_topics`` topics, top :data:`RERANK_DEPTH` each, by the pretrained encoder use-m3
+  and, given ``rerank_model``, by that model (K-NRM); the collection's cache of encoded
+  documents is removed before each run, its memo of the corpus' sha256 kept: the cost of
+  reranking a new run on a collection reranked before;
 * up to ``dense_docs`` documents: ``clir index --dense use-m3`` on that index (encoding every
   document, the collection's cache of encoded documents removed first) and ``clir search
   --dense``.
@@ -39,7 +44,7 @@ from pathlib import Path
 from clir_toolkit import jvm
 from clir_toolkit.bench import ProcessFigures, anserini_search_command, run_process
 from clir_toolkit.bench_compare import runs_compared
-from clir_toolkit.collection import open_collection
+from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.collection.builder import write_manifest
 from clir_toolkit.compute.threads import usable_cores
 from clir_toolkit.errors import ClirError
@@ -62,6 +67,8 @@ from clir_toolkit.rerank.data.documents import default_cache_dir
 REPLICA = "~"
 #: Documents per query in the timed searches (a TREC run's depth).
 HITS = 1000
+#: Candidates per topic in the timed reranking (``clir rerank score --depth``).
+RERANK_DEPTH = 100
 #: The code a replicated collection is made by (part of its freshness key).
 CODE = ("clir_toolkit.bench_scale",)
 
@@ -181,10 +188,16 @@ def bench_scale(
     anserini: bool = True,
     runs: int = 1,
     quiet: bool = False,
+    rerank_topics: int = 0,
+    rerank_model: Path | None = None,
 ) -> list[Step]:
     """Time the steps of the module's list at each size of ``sizes`` (documents), ``runs``
     times each (their medians); the collections, indexes and runs are kept under
     ``workdir``/x{N}."""
+    if rerank_model is not None and not rerank_model.is_file():
+        raise ClirError(f"{rerank_model}: no such model file (--rerank-model: a model of clir "
+                        "rerank train)")  # fmt: skip
+    rerank = Reranking(rerank_topics, rerank_model)
     steps: list[Step] = []
     for documents in sorted(set(sizes)):
         here = workdir / f"x{documents}"
@@ -193,12 +206,21 @@ def bench_scale(
         collection_dir = replicate_collection(source, here / "collection", documents, split,
                                               topics)  # fmt: skip
         _bench_one_size(collection_dir, here, split, dense_docs, anserini,
-                        _Timer(documents, quiet, steps, runs))  # fmt: skip
+                        _Timer(documents, quiet, steps, runs), rerank)  # fmt: skip
     return steps
 
 
+@dataclass(frozen=True)
+class Reranking:
+    """The reranking steps: the topics reranked (0: none) and the model beside use-m3."""
+
+    topics: int = 0
+    model: Path | None = None
+
+
 def _bench_one_size(collection_dir: Path, here: Path, split: str, dense_docs: int,
-                    anserini: bool, timer: _Timer) -> None:  # fmt: skip
+                    anserini: bool, timer: _Timer,
+                    rerank: Reranking = Reranking()) -> None:  # fmt: skip
     clir = [sys.executable, "-m", "clir_toolkit.cli"]
     cores = usable_cores()
     collection = open_collection(collection_dir)
@@ -244,17 +266,48 @@ def _bench_one_size(collection_dir: Path, here: Path, split: str, dense_docs: in
     timer.time("clir eval", [*clir, "eval", "--qrels", str(qrels_file), str(one_thread)])
     timer.time("clir fuse", [*clir, "fuse", str(one_thread), str(dictionary_run), "--output",
                              str(runs / "fused.trec"), "--quiet"])  # fmt: skip
+    def uncached() -> None:
+        # Encoded from scratch: with the collection's cache of encoded documents, which an
+        # earlier run leaves behind, the step would time a copy.
+        for cached in default_cache_dir(collection_dir).glob("docs-*"):
+            cached.unlink()
+
+    if rerank.topics:
+        _bench_reranking(clir, collection, topics_file, dictionary_run, runs, rerank, timer,
+                         uncached)  # fmt: skip
     if timer.documents <= dense_docs:
-        def uncached() -> None:
-            # Encoded from scratch: with the collection's cache of encoded documents, which
-            # an earlier run leaves behind, the step would time a copy.
-            for cached in default_cache_dir(collection_dir).glob("docs-*"):
-                cached.unlink()
 
         timer.time("clir index --dense use-m3 (adds the vectors)",
                    [*indexing, "--dense", "use-m3"], before=uncached)  # fmt: skip
         timer.time("clir search --dense",
                    [*search, "--output", str(runs / "dense.trec"), "--dense"])  # fmt: skip
+
+
+def _bench_reranking(clir: list[str], collection: Collection, topics: Path, first_stage: Path,
+                     runs: Path, rerank: Reranking, timer: _Timer,
+                     uncached: Callable[[], None]) -> None:  # fmt: skip
+    """``clir rerank score`` of the first ``rerank.topics`` topics of ``first_stage``, top
+    :data:`RERANK_DEPTH`, by use-m3 and by ``rerank.model``."""
+    from clir_toolkit.formats import read_run, write_run
+    from clir_toolkit.rerank.data.documents import corpus_fingerprint
+
+    rows = read_run(first_stage)
+    qids = list(dict.fromkeys(row.qid for row in rows))[: rerank.topics]
+    kept = set(qids)
+    head = runs / "rerank-input.trec"
+    write_run(head, [row for row in rows if row.qid in kept and row.rank <= RERANK_DEPTH])
+    corpus_fingerprint(collection.corpus, default_cache_dir(collection.root))  # its memo
+    score = [*clir, "rerank", "score", "--collection", str(collection.root), "--topics",
+             str(topics), "--run", str(head),
+             "--depth", str(RERANK_DEPTH), "--quiet"]  # fmt: skip
+    size = f"({len(qids)} topics × {RERANK_DEPTH})"
+    timer.time(f"clir rerank score --pretrained use-m3 {size}",
+               [*score, "--pretrained", "use-m3", "--output", str(runs / "use-m3.trec")],
+               before=uncached)  # fmt: skip
+    if rerank.model is not None:
+        timer.time(f"clir rerank score --model {rerank.model.name} {size}",
+                   [*score, "--model", str(rerank.model), "--output", str(runs / "model.trec")],
+                   before=uncached)  # fmt: skip
 
 
 def growth_exponent(steps: Sequence[Step], name: str) -> float | None:

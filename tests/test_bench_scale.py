@@ -12,8 +12,8 @@ from clir_toolkit.bench import run_process
 from clir_toolkit.bench_scale import REPLICA, growth_exponent, replicate_collection
 from clir_toolkit.collection import open_collection
 from clir_toolkit.errors import ResourceError
-from clir_toolkit.formats import read_qrels, read_topics
-from tests.conftest import TINY_FR, run_clir
+from clir_toolkit.formats import read_qrels, read_run, read_topics
+from tests.conftest import TINY_FR, assert_one_line_error, run_clir
 
 
 def _ids(collection: Path) -> list[str]:
@@ -57,12 +57,15 @@ def test_the_repeated_collection_is_the_same_bytes_and_reused(tmp_path: Path) ->
 def test_clir_bench_scale_times_every_step_at_every_size(tmp_path: Path) -> None:
     result = run_clir("bench", "scale", "--collection", str(TINY_FR), "--docs", "24", "36",
                       "--topics", "2", "--workdir", str(tmp_path), "--no-anserini",
-                      "--runs", "2", "--quiet")  # fmt: skip
+                      "--runs", "2", "--rerank-topics", "1", "--quiet")  # fmt: skip
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| 2") or
             line.startswith("| 3")]  # fmt: skip
     steps = ["clir index", "clir search --threads 1", "clir search --translate dict",
-             "clir eval", "clir fuse"]  # fmt: skip
+             "clir eval", "clir fuse", "clir rerank score --pretrained use-m3 (1 topics × 100)"]
+    # The reranked run is real: the first topic's candidates, rescored by use-m3.
+    reranked = read_run(tmp_path / "x36" / "runs" / "use-m3.trec")
+    assert reranked and len({row.qid for row in reranked}) == 1
     for size in ("24", "36"):
         named = [row.split(" | ")[1] for row in rows if row.startswith(f"| {size} ")]
         assert all(step in named for step in steps), named
@@ -70,6 +73,14 @@ def test_clir_bench_scale_times_every_step_at_every_size(tmp_path: Path) -> None
     # The runs the steps made are real: the fused run ranks the repeated collection's docids.
     fused = (tmp_path / "x36" / "runs" / "fused.trec").read_text(encoding="utf-8").split()
     assert any(REPLICA in word for word in fused)
+
+
+def test_a_missing_rerank_model_is_one_line_before_any_work(tmp_path: Path) -> None:
+    result = run_clir("bench", "scale", "--collection", str(TINY_FR), "--docs", "24",
+                      "--workdir", str(tmp_path / "w"), "--rerank-topics", "1",
+                      "--rerank-model", str(tmp_path / "none.pt"))  # fmt: skip
+    assert_one_line_error(result, "none.pt: no such model file")
+    assert not (tmp_path / "w").exists()
 
 
 def test_growth_exponent_of_a_linear_and_a_constant_step() -> None:
