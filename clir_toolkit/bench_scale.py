@@ -17,9 +17,11 @@ they do the same work:
   topics × 1000 rows);
 * with ``rerank_topics``: ``clir rerank score`` of the dictionary run's first
   ``rerank_topics`` topics, top :data:`RERANK_DEPTH` each, by the pretrained encoder use-m3
-  and, given ``rerank_model``, by that model (K-NRM); the collection's cache of encoded
-  documents is removed before each run, its memo of the corpus' sha256 kept: the cost of
-  reranking a new run on a collection reranked before;
+  and, given ``rerank_model``, by that model (K-NRM). The collection's cache of encoded
+  documents is removed before each run, its memo of the corpus' sha256 kept. The first of
+  the two on a new collection also finds where the corpus' lines start (once per
+  collection, kept in its cache: :mod:`clir_toolkit.formats.corpus_offsets`); the second
+  reads them, as every later reranking of the collection does;
 * up to ``dense_docs`` documents: ``clir index --dense use-m3`` on that index (encoding every
   document, the collection's cache of encoded documents removed first) and ``clir search
   --dense``.

@@ -14,7 +14,8 @@ The address is ``SECTION; ROW; COLUMN``:
   first stage > manpages-en-fr — test``. An empty section means the file's only table.
 - ``ROW`` is the row's first cell (without "(baseline)" or bold marks); where two rows of
   a table share it, the value of another column tells them apart: ``tuned-use-m3 [lang=de]``;
-- ``COLUMN`` is the column's header.
+- ``COLUMN`` is the column's header (a header that a table repeats, as ``wall s`` for the
+  toolkit and then for Anserini, names its first column).
 
 The link's text is the cell's leading number with its significance mark (▲/▼), if any:
 ``0.7198▲`` from the cell ``0.7198▲ (0.875)``. :func:`refresh` rewrites every such text
@@ -131,6 +132,10 @@ def find_cell(cells: Iterable[Cell], address: str) -> Cell:
             _names(heading, part)
             for heading, part in zip(cell.headings[-len(path):], path, strict=True))))
     ]  # fmt: skip
+    leftmost: dict[tuple[tuple[str, ...], int], Cell] = {}
+    for cell in found:  # a header that a table repeats names its first column
+        leftmost.setdefault((cell.headings, cell.line), cell)
+    found = list(leftmost.values())
     if not found:
         raise ClirError(f"no cell at {address!r}")
     if len({cell.headings for cell in found}) > 1:

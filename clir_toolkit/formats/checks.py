@@ -305,7 +305,9 @@ def json_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, obj
 
 
-def string_field(path: Path, number: int, obj: dict[str, Any], keys: Iterable[str]) -> str | None:
+def string_field(
+    path: Path, number: int | None, obj: dict[str, Any], keys: Iterable[str]
+) -> str | None:
     """The first of ``keys`` present in ``obj`` as a string (ids may be JSON numbers)."""
     for key in keys:
         if key in obj:

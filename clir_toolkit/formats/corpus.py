@@ -109,28 +109,48 @@ def _check_contents(path: PathLike, number: int | None, doc: Doc) -> None:
 
 def _iter_corpus_jsonl(path: Path) -> Iterator[tuple[int, Doc]]:
     for number, obj in json_objects(path):
-        docid = string_field(path, number, obj, _DOCID_KEYS)
-        if docid is None:
+        yield number, _jsonl_doc(path, number, obj)
+
+
+def jsonl_document(path: Path, number: int | None, obj: Any) -> Doc:
+    """The document of one JSON Lines object (line ``number`` of ``path``) as
+    :func:`iter_corpus` yields it: checked, its text in composed form."""
+    if not isinstance(obj, dict):
+        raise FormatError(path, number, f"expected a JSON object, found {type(obj).__name__}",
+                          "JSON Lines files hold one JSON object per line")  # fmt: skip
+    doc = _jsonl_doc(path, number, obj)
+    _check_contents(path, number, doc)
+    return Doc(doc.id, composed(doc.contents), composed(doc.title))
+
+
+def jsonl_docid(path: Path, number: int | None, obj: dict[str, Any]) -> str:
+    """The id of one JSON Lines object, as :func:`iter_corpus` reads it."""
+    docid = string_field(path, number, obj, _DOCID_KEYS)
+    if docid is None:
+        raise FormatError(
+            path, number, "document without an id", f"use one of {', '.join(_DOCID_KEYS)}"
+        )
+    return check_id(path, number, "document id", docid.strip())
+
+
+def _jsonl_doc(path: Path, number: int | None, obj: dict[str, Any]) -> Doc:
+    docid = jsonl_docid(path, number, obj)
+    title = _text_field(path, number, obj, "title")
+    contents = _text_field(path, number, obj, "contents")
+    if contents is None:
+        text = _text_field(path, number, obj, "text")
+        if text is None:
             raise FormatError(
-                path, number, "document without an id", f"use one of {', '.join(_DOCID_KEYS)}"
+                path,
+                number,
+                f"document {docid} has no text",
+                "accepted keys: 'contents', or 'text' with an optional 'title'",
             )
-        docid = check_id(path, number, "document id", docid.strip())
-        title = _text_field(path, number, obj, "title")
-        contents = _text_field(path, number, obj, "contents")
-        if contents is None:
-            text = _text_field(path, number, obj, "text")
-            if text is None:
-                raise FormatError(
-                    path,
-                    number,
-                    f"document {docid} has no text",
-                    "accepted keys: 'contents', or 'text' with an optional 'title'",
-                )
-            contents = f"{title}\n{text}" if title else text
-        yield number, Doc(docid, contents, title or "")
+        contents = f"{title}\n{text}" if title else text
+    return Doc(docid, contents, title or "")
 
 
-def _text_field(path: Path, number: int, obj: dict[str, Any], key: str) -> str | None:
+def _text_field(path: Path, number: int | None, obj: dict[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None or isinstance(value, str):
         return value

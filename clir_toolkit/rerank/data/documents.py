@@ -1,7 +1,8 @@
 """The documents a reranker reads: from the corpus, encoded as ids, cached on disk.
 
-Only the documents a run needs are kept, read in one pass over the corpus
-(:func:`load_documents`). Encoded documents are saved with ``torch.save`` under
+Only the documents a run needs are read (:func:`load_documents`): where their lines start
+when the corpus is JSON Lines and there is a cache directory
+(:mod:`clir_toolkit.formats.corpus_offsets`), else in one pass over the corpus. Encoded documents are saved with ``torch.save`` under
 ``<collection>/.cache/rerank/`` (:class:`DocumentEncoder`), keyed by the corpus' sha256, the
 vocabulary's hash, the language, the maximum length and the code that encodes them, so that
 training epochs and repeated scoring never tokenise a document twice.
@@ -28,26 +29,40 @@ if TYPE_CHECKING:
     import torch
 
 
-def load_documents(corpus: str | Path, docids: Iterable[str]) -> dict[str, str]:
-    """The texts of ``docids``, read in one pass over ``corpus`` (stops once all are found).
+def load_documents(
+    corpus: str | Path, docids: Iterable[str], cache_dir: str | Path | None = None
+) -> dict[str, str]:
+    """The texts of ``docids``. With ``cache_dir``, a JSON Lines corpus is read where those
+    documents' lines start (:mod:`clir_toolkit.formats.corpus_offsets`: the offsets are found
+    in one pass once and kept there); otherwise in one pass over ``corpus`` (stopping once all
+    are found).
 
     A docid missing from the corpus is an error: the run was made on another collection.
     """
     from clir_toolkit.formats import iter_corpus
+    from clir_toolkit.formats.corpus_offsets import corpus_offsets
     from clir_toolkit.progress import progress_bar
 
     wanted = set(docids)
     texts: dict[str, str] = {}
     if not wanted:
         return texts
-    progress = progress_bar(total=len(wanted), desc="reading documents", unit="doc", leave=False)
-    with progress:
-        for doc in iter_corpus(corpus):
-            if doc.id in wanted:
-                texts[doc.id] = doc.contents
-                progress.update(1)
-                if len(texts) == len(wanted):
-                    break
+    offsets = None
+    if cache_dir is not None:
+        fingerprint = corpus_fingerprint(corpus, cache_dir)
+        offsets = corpus_offsets(Path(corpus), fingerprint, Path(cache_dir))
+    if offsets is not None:
+        texts = offsets.read(wanted)
+    else:
+        progress = progress_bar(total=len(wanted), desc="reading documents", unit="doc",
+                                leave=False)  # fmt: skip
+        with progress:
+            for doc in iter_corpus(corpus):
+                if doc.id in wanted:
+                    texts[doc.id] = doc.contents
+                    progress.update(1)
+                    if len(texts) == len(wanted):
+                        break
     missing = sorted(wanted - texts.keys())
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
@@ -185,7 +200,7 @@ class DocumentEncoder:
         if missing:
             tokens = tokens or {}
             need_text = [docid for docid in missing if docid not in tokens]
-            texts = load_documents(self.corpus, need_text) if need_text else {}
+            texts = load_documents(self.corpus, need_text, self.cache_dir) if need_text else {}
             new_rows = []
             for docid in missing:
                 doc_tokens = tokens.get(docid)

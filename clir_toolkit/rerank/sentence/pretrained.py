@@ -70,6 +70,7 @@ class VectorCache:
 
         self.encoder = encoder
         self.corpus = Path(corpus)
+        self.cache_dir = Path(cache_dir)
         key = {"sentence_encoder": encoder.fingerprint, "max_chars": encoder.max_chars}
         self.path = document_cache_path(cache_dir, self.corpus, key, ".npz", (__name__,))
 
@@ -104,7 +105,8 @@ class VectorCache:
     ) -> tuple[dict[str, int], np.ndarray, int]:
         """Row of each docid, the vectors of all rows, and how many documents were encoded.
 
-        Documents not in the cache are read from the corpus in one pass, encoded, and
+        Documents not in the cache are read from the corpus (where their lines start:
+        :func:`~clir_toolkit.rerank.data.documents.load_documents`), encoded, and
         added to the file every :data:`SAVE_EVERY` documents (an interrupted run keeps them).
         """
         from clir_toolkit.rerank.data.documents import load_documents
@@ -114,7 +116,7 @@ class VectorCache:
         missing = [docid for docid in dict.fromkeys(docids) if docid not in row]
         if not missing:
             return row, known, 0
-        texts = load_documents(self.corpus, missing)
+        texts = load_documents(self.corpus, missing, self.cache_dir)
         for start in range(0, len(missing), SAVE_EVERY):
             chunk = missing[start : start + SAVE_EVERY]
             desc = f"encoding documents ({start + len(chunk)}/{len(missing)})"
