@@ -68,11 +68,13 @@ def test_demo_trains_a_reranker_and_evaluates_it_beside_the_baselines(tmp_path: 
     models = [pipeline / name for name in ("tuned-use-m3.pt", "knrm.pt")]
     assert all(model.is_file() for model in models)
 
-    # A second demo on the same inputs reuses the models and vectors instead of making them.
+    # A second demo on the same inputs reuses the models, vectors and the dev run λ was chosen
+    # on, instead of making them.
     made = [model.stat().st_mtime_ns for model in models]
     again, progress = demo(collection, workdir)
     assert again == report
-    assert progress.count("reusing") == 2 and "training the reranker" not in progress
+    assert progress.count("reusing") == 3 and "training the reranker" not in progress
+    assert "reusing the dev run" in progress and "choosing λ" not in progress
     assert "adding the" not in progress and "indexing" not in progress
     assert [model.stat().st_mtime_ns for model in models] == made
 

@@ -174,6 +174,12 @@ def test_in_domain_the_towers_carry_the_dense_run_and_dev_chooses_lambda(tmp_pat
     assert record["reranking"]["chosen_on"] == "dev of target"
     weight = record["reranking"]["interpolate"]
     assert f"(K-NRM, λ {weight:g}, chosen on dev of target)" in trained.stdout
+    # Trained again with nothing changed: the dev run and its λ scores are reused too.
+    again = run_clir("pipeline", "train", "--in-domain", "--output", str(models),
+                     "--collection", str(collection), "--workdir", str(tmp_path))  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "reusing the dev run" in again.stderr and "choosing λ" not in again.stderr
+    assert json.loads((models / "pipeline.json").read_text(encoding="utf-8")) == record
 
     run = tmp_path / "run.trec"
     result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),

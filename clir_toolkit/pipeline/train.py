@@ -27,7 +27,8 @@ fine-tuned on its train split (the smooth cosine and SOSL, ``clir rerank train``
 negatives of the same BM25 run) and its towers carry the first stage's dense run; the
 collection is indexed with the encoder's vectors; λ is the best on its dev split's first
 stage (:func:`clir_toolkit.rerank.interpolation.interpolation_on_dev`), which is then the dev
-figure.
+figure. That dev run and its score at each λ are kept and reused, as the models are, while
+their inputs and code are the same.
 """
 
 from __future__ import annotations
@@ -298,28 +299,69 @@ def _interpolation_on_dev(
     output: Path, pipeline: Pipeline, part: Part, index: Path, model: Path, quiet: bool
 ) -> tuple[Reranking, dict[str, Any]]:
     """In domain: the reranking at the λ best on ``part``'s dev split, over the pipeline's own
-    first stage there, and that split's figures (the first stage's nDCG@10, the pipeline's)."""
+    first stage there, and that split's figures (the first stage's nDCG@10, the pipeline's).
+    The dev run and the dev score of each λ are kept, and reused while the first stage, its
+    towers, the index, the topics, the model and the code are the same."""
     from clir_toolkit.evaluate import evaluate_runs
+    from clir_toolkit.freshness import is_fresh, mark_fresh, read_sidecar
     from clir_toolkit.pipeline.search import search_first_stage
-    from clir_toolkit.rerank.interpolation import interpolation_on_dev
+    from clir_toolkit.rerank.interpolation import (
+        best_interpolation,
+        describe_choice,
+        interpolation_on_dev,
+    )
 
     collection, name = part.collection, _name(part.collection)
     first = output / "runs" / name / "first-stage.dev.trec"
-    log(quiet, f"searching the dev topics of {collection.root} (the pipeline's first stage)")
-    search_first_stage(output, pipeline, index, collection.split_file("topics", "dev"), first,
-                       tag="first-stage", quiet=quiet)  # fmt: skip
-    log(quiet, f"choosing λ on the dev topics of {collection.root}")
-    choice = interpolation_on_dev(model, collection.root, first, RERANK_DEPTH, verbose=not quiet)
-    log(quiet, f"K-NRM's λ on dev, {choice.describe()}")
+    topics = collection.split_file("topics", "dev")
+    key = _dev_choice_key(output, pipeline, index, topics, model)
+    if is_fresh(first, key, DEV_CHOICE_CODE):
+        scores = {float(w): s for w, s in read_sidecar(first)["lambda_scores"].items()}
+        log(quiet, f"reusing the dev run {first} and its λ scores (the same inputs)")
+    else:
+        log(quiet, f"searching the dev topics of {collection.root} (the pipeline's first stage)")
+        search_first_stage(output, pipeline, index, topics, first, tag="first-stage",
+                           quiet=quiet)  # fmt: skip
+        log(quiet, f"choosing λ on the dev topics of {collection.root}")
+        scores = interpolation_on_dev(model, collection.root, first, RERANK_DEPTH,
+                                      verbose=not quiet).scores  # fmt: skip
+        kept = {str(weight): score for weight, score in scores.items()}
+        mark_fresh(first, key, {"lambda_scores": kept}, DEV_CHOICE_CODE)
+    weight = best_interpolation(scores)
+    log(quiet, f"K-NRM's λ on dev, {describe_choice(scores, weight)}")
     result = evaluate_runs(collection.split_file("qrels", "dev"), [first], [MEASURE])
     figures = {
         "name": name,
         "first_stage": "hybrid through the fine-tuned towers",
         MEASURE: result.means[result.runs[0]][MEASURE],
-        f"reranked {MEASURE}": choice.scores[choice.weight],
+        f"reranked {MEASURE}": scores[weight],
         "queries": len(result.qids),
     }
-    return Reranking(MODEL_FILE, RERANK_DEPTH, choice.weight, f"dev of {name}"), figures
+    return Reranking(MODEL_FILE, RERANK_DEPTH, weight, f"dev of {name}"), figures
+
+
+DEV_CHOICE_CODE = ("clir_toolkit.pipeline.search", "clir_toolkit.rerank.interpolation")
+"""The code the in-domain dev run and its λ scores depend on."""
+
+
+def _dev_choice_key(
+    output: Path, pipeline: Pipeline, index: Path, topics: Path, model: Path
+) -> str:
+    """What the in-domain dev run and its λ scores are made from."""
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.freshness import digest
+    from clir_toolkit.index import read_index_info
+    from clir_toolkit.pipeline.definition import towers_path
+
+    info = read_index_info(index)
+    towers = towers_path(output, pipeline)
+    return digest({
+        "stage": dataclasses.asdict(pipeline.first_stage),
+        "towers": None if towers is None else sha256_file(towers),
+        "index": info.collection_sha256,
+        "vectors": None if info.dense is None else [info.dense.encoder, info.dense.fingerprint],
+        "topics": sha256_file(topics), "model": sha256_file(model), "depth": RERANK_DEPTH,
+    })  # fmt: skip
 
 
 def _trained_on(part: Part) -> dict[str, Any]:

@@ -72,8 +72,13 @@ class DevChoice:
 
     def describe(self) -> str:
         """E.g. ``nDCG@10 by λ: 0.1 0.4012, ...; chosen: 0.6``."""
-        tried = ", ".join(f"{weight:g} {score:.4f}" for weight, score in self.scores.items())
-        return f"{DEV_MEASURE} by λ: {tried}; chosen: {self.weight:g}"
+        return describe_choice(self.scores, self.weight)
+
+
+def describe_choice(scores: Mapping[float, float], weight: float) -> str:
+    """The dev score of each λ tried and the λ chosen, in one line."""
+    tried = ", ".join(f"{each:g} {score:.4f}" for each, score in scores.items())
+    return f"{DEV_MEASURE} by λ: {tried}; chosen: {weight:g}"
 
 
 def interpolation_on_dev(
