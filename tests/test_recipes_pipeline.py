@@ -54,6 +54,8 @@ def test_the_row_is_the_run_of_clir_pipeline_search_with_the_trained_models(
     # Tested against its own first stage, whose run is kept beside it.
     assert "| pipeline | pipeline.first-stage | " in results
     assert (run.parent / "pipeline.first-stage.trec").is_file()
+    # The pipeline trained over the recipes' index of the collection, not one of its own.
+    assert [path.name for path in workspace.indexes.iterdir()] == ["manpages-en-fr"]
 
 
 def test_a_second_run_trains_and_searches_nothing_again(ran: tuple[Workspace, Path, str]) -> None:

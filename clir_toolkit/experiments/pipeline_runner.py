@@ -54,8 +54,7 @@ def run_pipeline_recipe(recipe: Recipe, language: str, context: RunContext) -> R
     models = workspace.models / workspace.collection_name(family, language, variant) / recipe.name
     context.log(f"  training the pipeline of {recipe.name} → {models}")
     pipeline = train_pipeline(
-        models, [root], quiet=context.quiet, in_domain=True, encoder=encoder,
-        indexes=index.parent,
+        models, [root], quiet=context.quiet, in_domain=True, encoder=encoder, indexes=[index],
     )  # fmt: skip
     collection = open_collection(root)
     runs = {split: workspace.run(recipe, language, split) for split in SPLITS}

@@ -116,11 +116,11 @@ def train_pipeline(
     quiet: bool = False,
     in_domain: bool = False,
     encoder: str | None = None,
-    indexes: Path | None = None,
+    indexes: Sequence[Path] | None = None,
 ) -> Pipeline:
     """Train the pipeline on ``collections`` (None: :data:`DEFAULT_MIX`, built under
-    ``workdir/data``) into ``output``; indexes go to ``indexes`` (default:
-    ``workdir/indexes``), one per collection under its name. With ``in_domain``,
+    ``workdir/data``) into ``output``; the index of each collection is the one of
+    ``indexes`` at its place (default: ``workdir/indexes/<its name>``). With ``in_domain``,
     for the one collection given, with its fine-tuned encoder and its dev split's λ.
     ``encoder``: the first stage's dense encoder (default: :func:`first_stage_defaults`'s).
     See the module docstring for the procedure."""
@@ -131,11 +131,13 @@ def train_pipeline(
     output.mkdir(parents=True, exist_ok=True)
     stage = first_stage_defaults(encoder, in_domain)
     dense = stage.encoder if in_domain else None
+    if indexes is not None and len(indexes) != len(opened):
+        raise UsageError(f"{len(indexes)} indexes for {len(opened)} collections: give one each")
+    places = indexes or [workdir / "indexes" / _name(collection) for collection in opened]
     parts, part_indexes = [], []
-    index_root = indexes or workdir / "indexes"
-    for collection in opened:
+    for collection, place in zip(opened, places, strict=True):
         name = _name(collection)
-        index = ensure_index(collection, index_root / name, dense, quiet)
+        index = ensure_index(collection, place, dense, quiet)
         runs = {
             split: _first_stage_run(collection, index, split, stage, output / "runs" / name,
                                     RERANK_DEPTH if split == "train" else stage.hits, quiet)
