@@ -30,8 +30,7 @@ from pathlib import Path
 
 from clir_toolkit.experiments.context import RunContext, ensure_collection, ensure_vectors
 from clir_toolkit.experiments.records import Recipe, RecipeOutcome
-from clir_toolkit.freshness import digest, mark_fresh
-from clir_toolkit.pipeline.definition import Pipeline, model_path, towers_path
+from clir_toolkit.freshness import mark_fresh
 
 SPLITS = ("dev", "test")
 SEARCH_CODE = ("clir_toolkit.pipeline.search",)
@@ -43,7 +42,7 @@ def run_pipeline_recipe(recipe: Recipe, language: str, context: RunContext) -> R
     """Train the pipeline for the collection's own topics, then write the dev and test runs
     of one language (and the first stage's of each)."""
     from clir_toolkit.collection import open_collection
-    from clir_toolkit.pipeline.search import search_pipeline
+    from clir_toolkit.pipeline.search import search_key, search_pipeline
     from clir_toolkit.pipeline.train import train_pipeline
 
     started = time.perf_counter()
@@ -61,7 +60,7 @@ def run_pipeline_recipe(recipe: Recipe, language: str, context: RunContext) -> R
     first = {split: first_stage_run(run) for split, run in runs.items()}
     for split in SPLITS:
         topics = collection.split_file("topics", split)
-        key = run_key(models, pipeline, topics, index)
+        key = search_key(models, pipeline, index, topics)
         if context.reusable(runs[split], key, SEARCH_CODE) and first[split].is_file():
             context.log(f"  reusing the {split} run of {recipe.name} on {language} (unchanged)")
             continue
@@ -89,24 +88,3 @@ def pipeline_index(recipe: Recipe, language: str, context: RunContext) -> tuple[
 def first_stage_run(run: Path) -> Path:
     """Where the run of the pipeline's first stage is kept beside ``run``."""
     return run.with_name(f"{run.stem}.first-stage.trec")
-
-
-def run_key(models: Path, pipeline: Pipeline, topics: Path, index: Path) -> str:
-    """What a pipeline run is made from: the pipeline's stages and model files, the topics and
-    the indexed collection with its vectors (not the dev figures ``pipeline.json`` records
-    beside the stages: they are not inputs of the run, and their last digit may vary)."""
-    import dataclasses
-
-    from clir_toolkit.files import sha256_file
-    from clir_toolkit.index import read_index_info
-
-    info = read_index_info(index)
-    models_files = [model_path(models, pipeline), towers_path(models, pipeline)]
-    stages = [pipeline.first_stage, pipeline.reranking]
-    return digest({
-        "stages": [None if stage is None else dataclasses.asdict(stage) for stage in stages],
-        "models": [sha256_file(path) for path in models_files if path is not None],
-        "topics": sha256_file(topics),
-        "index": info.collection_sha256,
-        "vectors": None if info.dense is None else [info.dense.encoder, info.dense.fingerprint],
-    })  # fmt: skip

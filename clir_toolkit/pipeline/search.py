@@ -18,7 +18,7 @@ output (``<output>.first-stage``) while the reranker reads it, and removed after
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clir_toolkit.errors import ClirError
 from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline, towers_path
@@ -136,3 +136,27 @@ def search_first_stage(
             k1=stage.k1, b=stage.b, structure=stage.structure, workers=workers,
             worker_env=worker_env,
         )  # fmt: skip
+
+
+def search_key(models: Path, pipeline: Pipeline, index: Path, topics: Path, **more: Any) -> str:
+    """What a run of the pipeline of ``models`` on ``topics`` over ``index`` is made from: its
+    stages and model files, the topics and the indexed collection with its vectors (not the
+    dev figures ``pipeline.json`` keeps beside the stages: they are no input of a run, and
+    their last digit may vary); ``more``: what else a product of the run depends on."""
+    import dataclasses
+
+    from clir_toolkit.files import sha256_file
+    from clir_toolkit.freshness import digest
+    from clir_toolkit.index import read_index_info
+
+    info = read_index_info(index)
+    files = [model_path(models, pipeline), towers_path(models, pipeline)]
+    stages = [pipeline.first_stage, pipeline.reranking]
+    return digest({
+        "stages": [None if stage is None else dataclasses.asdict(stage) for stage in stages],
+        "models": [sha256_file(path) for path in files if path is not None],
+        "topics": sha256_file(topics),
+        "index": info.collection_sha256,
+        "vectors": None if info.dense is None else [info.dense.encoder, info.dense.fingerprint],
+        **more,
+    })  # fmt: skip

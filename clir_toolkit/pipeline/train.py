@@ -76,6 +76,8 @@ TUNED_CODE = ("clir_toolkit.rerank.sentence.tuned", *homes("losses"))
 """The code a fine-tuned encoder depends on."""
 RUN_CODE = ("clir_toolkit.search.runs", "clir_toolkit.translate.pipeline")
 """The code a first-stage run depends on."""
+DEV_CHOICE_CODE = ("clir_toolkit.pipeline.search", "clir_toolkit.rerank.interpolation")
+"""The code the in-domain dev run and its λ scores depend on."""
 MEASURE = "nDCG@10"
 
 
@@ -305,8 +307,9 @@ def _interpolation_on_dev(
     The dev run and the dev score of each λ are kept, and reused while the first stage, its
     towers, the index, the topics, the model and the code are the same."""
     from clir_toolkit.evaluate import evaluate_runs
+    from clir_toolkit.files import sha256_file
     from clir_toolkit.freshness import is_fresh, mark_fresh, read_sidecar
-    from clir_toolkit.pipeline.search import search_first_stage
+    from clir_toolkit.pipeline.search import search_first_stage, search_key
     from clir_toolkit.rerank.interpolation import (
         best_interpolation,
         describe_choice,
@@ -316,7 +319,8 @@ def _interpolation_on_dev(
     collection, name = part.collection, _name(part.collection)
     first = output / "runs" / name / "first-stage.dev.trec"
     topics = collection.split_file("topics", "dev")
-    key = _dev_choice_key(output, pipeline, index, topics, model)
+    key = search_key(output, pipeline, index, topics, model=sha256_file(model),
+                     depth=RERANK_DEPTH)  # fmt: skip
     if is_fresh(first, key, DEV_CHOICE_CODE):
         scores = {float(w): s for w, s in read_sidecar(first)["lambda_scores"].items()}
         log(quiet, f"reusing the dev run {first} and its λ scores (the same inputs)")
@@ -340,30 +344,6 @@ def _interpolation_on_dev(
         "queries": len(result.qids),
     }
     return Reranking(MODEL_FILE, RERANK_DEPTH, weight, f"dev of {name}"), figures
-
-
-DEV_CHOICE_CODE = ("clir_toolkit.pipeline.search", "clir_toolkit.rerank.interpolation")
-"""The code the in-domain dev run and its λ scores depend on."""
-
-
-def _dev_choice_key(
-    output: Path, pipeline: Pipeline, index: Path, topics: Path, model: Path
-) -> str:
-    """What the in-domain dev run and its λ scores are made from."""
-    from clir_toolkit.files import sha256_file
-    from clir_toolkit.freshness import digest
-    from clir_toolkit.index import read_index_info
-    from clir_toolkit.pipeline.definition import towers_path
-
-    info = read_index_info(index)
-    towers = towers_path(output, pipeline)
-    return digest({
-        "stage": dataclasses.asdict(pipeline.first_stage),
-        "towers": None if towers is None else sha256_file(towers),
-        "index": info.collection_sha256,
-        "vectors": None if info.dense is None else [info.dense.encoder, info.dense.fingerprint],
-        "topics": sha256_file(topics), "model": sha256_file(model), "depth": RERANK_DEPTH,
-    })  # fmt: skip
 
 
 def _trained_on(part: Part) -> dict[str, Any]:
