@@ -97,12 +97,14 @@ def assert_interrupted_cleanly(process: subprocess.Popen[str], signum: int, dest
                                may_precede_handlers: bool = False) -> str:
     """The command either finished (exit 0, or killed by the signal once its output was in
     place) or stopped with `clir: interrupted` and 128+signal; in both cases no debris is
-    left; if stopped, the destination is as before.
+    left; if stopped, the destination is as before, unless the signal landed in the instant
+    between the command putting its output in place and its end ("interrupted late": the
+    output is the new one, which the caller checks is complete).
 
     ``may_precede_handlers``: the signal may have come while Python was still starting,
     before the command line set up its handlers; the default action then ends the process
     silently, before any work ("not started"), which is correct too.
-    Returns which of the three happened."""
+    Returns which of the four happened."""
     _, stderr = process.communicate(timeout=300)
     assert "Traceback" not in stderr, stderr
     assert debris(destination.parent) == [], stderr
@@ -120,7 +122,8 @@ def assert_interrupted_cleanly(process: subprocess.Popen[str], signum: int, dest
         return "not started"
     assert process.returncode == 128 + signum, stderr
     assert stderr.strip().splitlines()[-1] == "clir: interrupted", stderr
-    assert snapshot(destination) == before
+    if snapshot(destination) != before:
+        return "interrupted late"
     return "interrupted"
 
 
@@ -186,7 +189,7 @@ def test_signal_at_any_moment_of_a_search_leaves_old_or_new_run(
     process.send_signal(signal.SIGTERM)
     outcome = assert_interrupted_cleanly(process, signal.SIGTERM, run, before, tmpdir,
                                          may_precede_handlers=True)
-    if outcome == "finished":
+    if outcome in ("finished", "interrupted late"):  # (late: SIGTERM after the rename)
         assert len(run.read_text(encoding="utf-8").splitlines()) == 400 * 100
 
 
