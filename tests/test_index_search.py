@@ -348,13 +348,31 @@ def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(tmp_path: 
     index = tmp_path / "twins-index"
     build_index(collection, index, verbose=False)
     query = StructuredQuery.plain("q", "chat")
-    with Searcher(index) as searcher:
+    with Searcher(index) as searcher, Searcher(index) as without_hit_reader:
+        assert searcher._hit_reader is not None  # `make setup` compiled it
+        # Without the toolkit's HitReader (no javac): hits through Anserini's ScoredDocs, and
+        # a tie at the cut-off searched again sorted by docid, not collected by atLeast.
+        without_hit_reader._hit_reader = None
         ranked = searcher.search(query, 100)
         # the four twins tie; trec_eval ranks tied documents by docid, descending
         assert [hit.docid for hit in ranked] == ["chien", "chat-d", "chat-c", "chat-b", "chat-a"]
         assert len({hit.score for hit in ranked[1:]}) == 1
         for hits in range(1, len(ranked) + 1):
             assert searcher.search(query, hits) == ranked[:hits]
+            assert without_hit_reader.search(query, hits) == ranked[:hits]
+
+
+def test_the_hit_reader_reads_the_ids_anserini_stores(fr_index: Path) -> None:
+    """The toolkit's HitReader reads the same ids and scores as Anserini's ScoredDocs, for
+    every document of the index."""
+    words = " ".join(json.loads(line)["contents"] for line in
+                     (TINY_FR / "corpus.jsonl").read_text(encoding="utf-8").splitlines())
+    query = StructuredQuery.plain("q", words)  # every word of the collection
+    with Searcher(fr_index) as searcher, Searcher(fr_index) as without_hit_reader:
+        without_hit_reader._hit_reader = None
+        everything = searcher.search(query, searcher.documents)
+        assert len(everything) == searcher.documents
+        assert without_hit_reader.search(query, searcher.documents) == everything
 
 
 def test_a_bm25_search_imports_no_numpy(fr_index: Path, tmp_path: Path) -> None:

@@ -1,10 +1,16 @@
 package clirtoolkit;
 
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.Set;
+import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.IndexSearcher;
+import org.apache.lucene.search.Query;
+import org.apache.lucene.search.Scorable;
 import org.apache.lucene.search.ScoreDoc;
+import org.apache.lucene.search.ScoreMode;
+import org.apache.lucene.search.SimpleCollector;
 import org.apache.lucene.search.TopDocs;
 
 /**
@@ -52,6 +58,70 @@ public final class HitReader {
       hits.scores[i] = found[i].score;
     }
     return hits;
+  }
+
+  /**
+   * Every document of {@code query} that scores {@code minScore} or more, in no order.
+   *
+   * <p>Where a top-k search ties at its cut-off, these are the candidates for the tied places:
+   * the caller orders them by score and then id, and cuts. The scorer is told the minimum, so
+   * it skips what cannot reach it (block-max WAND), as a top-k search does once its queue is
+   * full: about half the cost of searching again sorted by score and id, which scores and
+   * compares every matching document.
+   */
+  public Hits atLeast(Query query, float minScore) throws IOException {
+    AtLeast collector = new AtLeast(minScore);
+    searcher.search(query, collector);
+    ScoreDoc[] found = new ScoreDoc[collector.count];
+    for (int i = 0; i < collector.count; i++) {
+      found[i] = new ScoreDoc(collector.docs[i], collector.scores[i]);
+    }
+    return read(new TopDocs(null, found));
+  }
+
+  /** Collects the documents that score at least a minimum. */
+  private static final class AtLeast extends SimpleCollector {
+    private final float minScore;
+    private Scorable scorer;
+    private int docBase;
+    int count;
+    int[] docs = new int[1024];
+    float[] scores = new float[1024];
+
+    AtLeast(float minScore) {
+      this.minScore = minScore;
+    }
+
+    @Override
+    public ScoreMode scoreMode() {
+      return ScoreMode.TOP_SCORES;
+    }
+
+    @Override
+    public void setScorer(Scorable scorer) throws IOException {
+      this.scorer = scorer;
+      scorer.setMinCompetitiveScore(minScore);
+    }
+
+    @Override
+    protected void doSetNextReader(LeafReaderContext context) {
+      docBase = context.docBase;
+    }
+
+    @Override
+    public void collect(int doc) throws IOException {
+      float score = scorer.score();
+      if (score < minScore) {
+        return;
+      }
+      if (count == docs.length) {
+        docs = Arrays.copyOf(docs, 2 * count);
+        scores = Arrays.copyOf(scores, 2 * count);
+      }
+      docs[count] = docBase + doc;
+      scores[count] = score;
+      count++;
+    }
   }
 
   /** External ids and scores of a search's hits, best first. */
