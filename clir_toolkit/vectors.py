@@ -199,7 +199,11 @@ def read_vectors(index: Path, record: DenseRecord) -> tuple[list[str], np.ndarra
     try:
         with np.load(path, allow_pickle=False) as data:
             docids = [str(docid) for docid in data["docids"]]
-            vectors = np.asarray(data["vectors"], dtype=np.float32)
+            mapped = mapped_array(path, "vectors")
+            vectors: np.ndarray = (
+                mapped if mapped is not None and mapped.dtype == np.float32
+                else np.asarray(data["vectors"], dtype=np.float32)
+            )  # fmt: skip
     except Exception as exc:  # any damage: one line, never numpy's traceback
         raise FormatError(path, None, f"unreadable vectors ({type(exc).__name__})", fix) from None
     if vectors.shape != (record.documents, record.dim) or len(docids) != record.documents:
@@ -215,12 +219,51 @@ def read_vectors(index: Path, record: DenseRecord) -> tuple[list[str], np.ndarra
     return docids, vectors
 
 
+def mapped_array(path: Path, name: str) -> np.memmap | None:
+    """The array ``name`` of the ``.npz`` file ``path`` memory-mapped, not read: where
+    ``np.savez`` stored it uncompressed, as :func:`write_vectors` does, its bytes lie in the
+    file as they would in memory, after the zip entry's header and the ``.npy`` header. None
+    for a compressed entry (``np.savez_compressed``), which must be read.
+
+    A process that searches the vectors of millions of documents then holds them in the
+    page cache, shared with every other process that maps the same file, and reads only
+    what it touches; ``np.load`` would copy them all into its own memory first."""
+    import struct
+    import zipfile
+
+    import numpy as np
+
+    with zipfile.ZipFile(path) as archive:
+        entry = archive.getinfo(f"{name}.npy")
+    if entry.compress_type != zipfile.ZIP_STORED:
+        return None
+    with open(path, "rb") as handle:
+        handle.seek(entry.header_offset)
+        local = handle.read(30)  # the zip entry's local header, of fixed length
+        if len(local) < 30 or local[:4] != b"PK\x03\x04":
+            return None
+        name_length, extra_length = struct.unpack("<HH", local[26:30])
+        handle.seek(entry.header_offset + 30 + name_length + extra_length)
+        version = np.lib.format.read_magic(handle)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)  # fmt: skip
+        shape, fortran_order, dtype = read_header(handle)
+        offset = handle.tell()
+    if dtype.hasobject or offset + dtype.itemsize * int(np.prod(shape)) > path.stat().st_size:
+        return None
+    return np.memmap(path, dtype=dtype, mode="r", shape=shape,
+                     order="F" if fortran_order else "C", offset=offset)  # fmt: skip
+
+
+#: Rows of vectors checked at a time: the checks never hold a second copy of all of them.
+CHECK_BLOCK = 65_536
+
+
 def check_vectors(path: Path, docids: list[str], vectors: np.ndarray, fix: str) -> None:
     """Refuse, naming the first offender, a docid that is no docid (empty, with white
     space) or appears twice, and a vector that is not finite or not of unit length (or
-    zero): what would otherwise come out as the scores of a run."""
-    import numpy as np
-
+    zero): what would otherwise come out as the scores of a run. The vectors are checked
+    :data:`CHECK_BLOCK` rows at a time."""
     from clir_toolkit.formats.checks import check_id
 
     seen: set[str] = set()
@@ -232,17 +275,28 @@ def check_vectors(path: Path, docids: list[str], vectors: np.ndarray, fix: str) 
         if docid in seen:
             raise FormatError(path, None, f"row {row}: docid {docid} appears twice", fix)
         seen.add(docid)
-    finite = np.isfinite(vectors).all(axis=1)
+    for start in range(0, len(vectors), CHECK_BLOCK):
+        _check_unit_rows(path, docids, vectors[start : start + CHECK_BLOCK], start, fix)
+
+
+def _check_unit_rows(
+    path: Path, docids: list[str], block: np.ndarray, start: int, fix: str
+) -> None:
+    """:func:`check_vectors` for the rows ``block``, the first of them row ``start``."""
+    import numpy as np
+
+    finite = np.isfinite(block).all(axis=1)
     if not finite.all():
-        row = int(np.argmin(finite))
+        row = start + int(np.argmin(finite))
         raise FormatError(path, None, f"the vector of {docids[row]} is not finite", fix)
-    lengths = np.linalg.norm(vectors.astype(np.float64), axis=1)
+    lengths = np.linalg.norm(block.astype(np.float64), axis=1)
     wrong = (np.abs(lengths - 1.0) > UNIT_TOLERANCE) & (lengths != 0.0)
     if wrong.any():
         row = int(np.argmax(wrong))
         raise FormatError(
-            path, None, f"the vector of {docids[row]} has length {lengths[row]:.6g}, not 1", fix
-        )
+            path, None,
+            f"the vector of {docids[start + row]} has length {lengths[row]:.6g}, not 1", fix,
+        )  # fmt: skip
 
 
 def stale_vectors_files(index: Path, keep: Mapping[str, Any] | None) -> list[Path]:

@@ -18,9 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import clir_toolkit.vectors as vectors_module
+from clir_toolkit.errors import FormatError
 from clir_toolkit.formats import read_run, read_topics
 from clir_toolkit.index import SIDECAR
 from clir_toolkit.search.fusion import fuse
+from clir_toolkit.vectors import DenseRecord, mapped_array, read_vectors
 from tests.conftest import (
     TINY_FR,
     assert_one_line_error,
@@ -546,6 +549,48 @@ def test_vectors_are_checked_where_they_are_read_and_the_file_is_named(
                       "--dense")  # fmt: skip
     assert_one_line_error(result, f"{path}: ", expected)
     assert not output.exists()
+
+
+def test_an_index_s_vectors_are_memory_mapped_not_copied(dense_index: Path) -> None:
+    """The vectors `clir index --dense` wrote are mapped from the file (the page cache holds
+    them, shared between processes), with the values np.load reads."""
+    record = DenseRecord(**json.loads((dense_index / SIDECAR).read_text())["dense"])
+    docids, vectors = read_vectors(dense_index, record)
+    assert isinstance(vectors, np.memmap)
+    with np.load(dense_index / record.file) as data:
+        assert docids == [str(d) for d in data["docids"]]
+        assert np.array_equal(vectors, data["vectors"])
+
+
+def test_compressed_vectors_are_read_too(dense_index: Path, tmp_path: Path) -> None:
+    """A vectors file compressed by hand (np.savez_compressed) cannot be mapped: it is read."""
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    record = DenseRecord(**json.loads((index / SIDECAR).read_text())["dense"])
+    with np.load(index / record.file) as data:
+        docids, expected = data["docids"], np.array(data["vectors"])
+    with (index / record.file).open("wb") as handle:
+        np.savez_compressed(handle, docids=docids, vectors=expected)
+    assert mapped_array(index / record.file, "vectors") is None
+    _, vectors = read_vectors(index, record)
+    assert np.array_equal(vectors, expected)
+
+
+def test_a_bad_vector_past_the_first_block_is_named(
+    dense_index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors are checked a block of rows at a time: the row named is the file's."""
+    monkeypatch.setattr(vectors_module, "CHECK_BLOCK", 3)
+    index = tmp_path / "idx"
+    shutil.copytree(dense_index, index)
+    record = DenseRecord(**json.loads((index / SIDECAR).read_text())["dense"])
+    with np.load(index / record.file) as data:
+        docids, vectors = [str(d) for d in data["docids"]], np.array(data["vectors"])
+    vectors[7] *= 2.0
+    with (index / record.file).open("wb") as handle:
+        np.savez(handle, docids=np.array(docids, dtype=str), vectors=vectors)
+    with pytest.raises(FormatError, match=f"the vector of {docids[7]} has length 2, not 1"):
+        read_vectors(index, record)
 
 
 def test_non_finite_vectors_in_the_collection_s_cache_are_encoded_again(
