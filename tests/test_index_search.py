@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import clir_toolkit.search.searcher as searcher_module
 from clir_toolkit import jvm
 from clir_toolkit.analysis import Analyzer, analyzer_for, lucene_analyzer
 from clir_toolkit.errors import UsageError
@@ -332,7 +333,9 @@ def test_the_run_of_the_tiny_collection_is_the_recorded_one(fr_index: Path, tmp_
     assert output.read_bytes() == recorded.read_bytes()
 
 
-def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(tmp_path: Path) -> None:
+def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     collection = tmp_path / "twins"
     collection.mkdir()
     (collection / "manifest.json").write_bytes((TINY_FR / "manifest.json").read_bytes())
@@ -360,6 +363,10 @@ def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(tmp_path: 
         for hits in range(1, len(ranked) + 1):
             assert searcher.search(query, hits) == ranked[:hits]
             assert without_hit_reader.search(query, hits) == ranked[:hits]
+        # More tied documents than atLeast may collect: searched again sorted, the same hits.
+        monkeypatch.setattr(searcher_module, "TIED_LIMIT", 0)
+        for hits in range(1, len(ranked) + 1):
+            assert searcher.search(query, hits) == ranked[:hits]
 
 
 def test_the_hit_reader_reads_the_ids_anserini_stores(fr_index: Path) -> None:

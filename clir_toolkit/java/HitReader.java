@@ -61,17 +61,24 @@ public final class HitReader {
   }
 
   /**
-   * Every document of {@code query} that scores {@code minScore} or more, in no order.
+   * Every document of {@code query} that scores {@code minScore} or more, in no order; null
+   * when more than {@code limit} do (the search stops there).
    *
    * <p>Where a top-k search ties at its cut-off, these are the candidates for the tied places:
    * the caller orders them by score and then id, and cuts. The scorer is told the minimum, so
    * it skips what cannot reach it (block-max WAND), as a top-k search does once its queue is
    * full: about half the cost of searching again sorted by score and id, which scores and
-   * compares every matching document.
+   * compares every matching document. A tie of very many documents (a one-word query in a
+   * large collection) would have every id read: past {@code limit}, the caller searches
+   * sorted instead, which keeps k documents at a time.
    */
-  public Hits atLeast(Query query, float minScore) throws IOException {
-    AtLeast collector = new AtLeast(minScore);
-    searcher.search(query, collector);
+  public Hits atLeast(Query query, float minScore, int limit) throws IOException {
+    AtLeast collector = new AtLeast(minScore, limit);
+    try {
+      searcher.search(query, collector);
+    } catch (TooMany stop) {
+      return null;
+    }
     ScoreDoc[] found = new ScoreDoc[collector.count];
     for (int i = 0; i < collector.count; i++) {
       found[i] = new ScoreDoc(collector.docs[i], collector.scores[i]);
@@ -79,17 +86,26 @@ public final class HitReader {
     return read(new TopDocs(null, found));
   }
 
-  /** Collects the documents that score at least a minimum. */
+  /** Ends a search that found more documents than {@link #atLeast} may return. */
+  private static final class TooMany extends RuntimeException {
+    TooMany() {
+      super(null, null, false, false); // no stack trace: it is no error
+    }
+  }
+
+  /** Collects the documents that score at least a minimum, up to a limit. */
   private static final class AtLeast extends SimpleCollector {
     private final float minScore;
+    private final int limit;
     private Scorable scorer;
     private int docBase;
     int count;
     int[] docs = new int[1024];
     float[] scores = new float[1024];
 
-    AtLeast(float minScore) {
+    AtLeast(float minScore, int limit) {
       this.minScore = minScore;
+      this.limit = limit;
     }
 
     @Override
@@ -113,6 +129,9 @@ public final class HitReader {
       float score = scorer.score();
       if (score < minScore) {
         return;
+      }
+      if (count == limit) {
+        throw new TooMany();
       }
       if (count == docs.length) {
         docs = Arrays.copyOf(docs, 2 * count);

@@ -44,11 +44,12 @@ by score and then docid (descending), so the cut-off keeps the documents trec_ev
 rank first. The plain search is two to three times cheaper than the sorted one (which
 compares docids at every collected hit and scores the hits a second time); on the French
 man pages 7 % of queries tie at the cut-off of 100. With the toolkit's ``HitReader``, a
-tied query is not searched sorted: it collects every document that scores at least the
-tied score (``HitReader.atLeast``; the scorer skips what cannot reach it, as the top-k
-search does), and those are ordered here and cut, the same ``k`` (at 1,000,000 documents
-and 1,000 topics of a repeated collection, where nearly every query ties, 11.6 s of
-searching became 7.9 s; in-process, 2026-11-29).
+tied query is searched sorted only when very many documents tie (:data:`TIED_LIMIT`):
+otherwise it collects every document that scores at least the tied score
+(``HitReader.atLeast``; the scorer skips what cannot reach it, as the top-k search does),
+and those are ordered here and cut, the same ``k`` (at 1,000,000 documents and 1,000
+topics of a repeated collection, where nearly every query ties, 11.6 s of searching became
+7.9 s; in-process, 2026-11-29).
 """
 
 from __future__ import annotations
@@ -390,9 +391,12 @@ class Searcher:
         found = self._hits(self._searcher.search(lucene_query, hits + 1))
         if len(found) > hits and found[hits].score == found[hits - 1].score:
             # Tied at the cut-off: which tied documents are kept depends on their docids.
-            if self._hit_reader is None:
+            tied = None if self._hit_reader is None else self._hit_reader.atLeast(
+                lucene_query, found[hits - 1].score, TIED_LIMIT * hits
+            )  # fmt: skip
+            if tied is None:  # no HitReader, or too many documents tie: searched sorted
                 return self._hits(self._searcher.search(lucene_query, hits, self._sort, True))
-            found = self._read(self._hit_reader.atLeast(lucene_query, found[hits - 1].score))
+            found = self._read(tied)
         found.sort(key=_rank_key, reverse=True)
         del found[hits:]
         return found
@@ -493,6 +497,12 @@ def in_threads(
         stop.set()
         for thread in workers:
             thread.join()
+
+
+TIED_LIMIT = 4
+"""A query tied at the cut-off of ``k`` hits is searched again sorted by docid (Lucene keeps
+``k`` documents at a time) when more than ``TIED_LIMIT × k`` documents reach the tied
+score; below that, they are collected and ordered here (``HitReader.atLeast``)."""
 
 
 def _rank_key(hit: Hit) -> tuple[float, str]:
