@@ -24,7 +24,7 @@ against exact search. Run from the repository root, with the DDTP lists fetched 
 collection build ddtp`` fetches them) and the base collection built::
 
     python scale/hnsw.py WORKDIR [--docs 200000] [--hnsw 32] [--hnsw-threads 2] \\
-        [--ef-search 64 128 256 512]
+        [--ef-search 128 256 512]
 
 The pool, its index (about 1 GB with the vectors and the graph) and the encodings (use-m3,
 about 20 minutes for 200,000 short documents on 2 cores) are kept in WORKDIR and reused.
@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=200_000)
     parser.add_argument("--hnsw", type=int, default=32)
     parser.add_argument("--hnsw-threads", type=int, default=2)
-    parser.add_argument("--ef-search", type=int, nargs="+", default=[64, 128, 256, 512])
+    parser.add_argument("--ef-search", type=int, nargs="+", default=[128, 256, 512])
     args = parser.parse_args()
     started = time.perf_counter()
     pool = args.workdir / f"ddtp-fr-pool-{args.docs}"
@@ -145,7 +145,7 @@ def main() -> None:
     topics.write_text("".join(lines[:TOPICS]), encoding="utf-8")
     tables = [
         clir("bench", "dense", "--index", str(index), "--topics", str(topics), "--documents",
-             "0", "--hits", "100", "--ef-search", str(ef), "--repeat", "3")  # fmt: skip
+             "0", "--hits", "100", "--ef-search", str(ef), "--repeat", "2")  # fmt: skip
         for ef in args.ef_search
     ]
     today = datetime.date.today().isoformat()
