@@ -182,8 +182,8 @@ class DenseSearcher:
             return vectors
         import torch
 
-        with torch.inference_mode():
-            mapped = self._tuned.document(torch.from_numpy(vectors)).numpy()
+        with torch.inference_mode():  # (a copy: the vectors are mapped read-only from the file)
+            mapped = self._tuned.document(torch.from_numpy(np.array(vectors))).numpy()
         norms = np.linalg.norm(mapped, axis=1, keepdims=True) + self._tuned.epsilon
         return np.ascontiguousarray(mapped / norms, dtype=np.float32)
 
