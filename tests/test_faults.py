@@ -608,6 +608,31 @@ WRITE_IN_A_LOOP = textwrap.dedent("""
 """)
 
 
+def test_a_signal_at_the_entry_of_the_removal_still_removes_the_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python runs a signal handler when a function starts: an interrupt that lands at the
+    entry of the removal of a temporary (before its own protection) still removes it, and
+    the interrupt goes on (the fresh-clone CI of 5133c28 found one left behind)."""
+    from clir_toolkit.errors import Interrupted
+    from clir_toolkit.files import atomic as atomic_module
+
+    remove = atomic_module._remove_even_if_interrupted
+    calls = []
+
+    def interrupted_at_entry(path: Path) -> None:
+        calls.append(path)
+        if len(calls) == 1:
+            raise Interrupted(signal.SIGTERM)
+        remove(path)
+
+    monkeypatch.setattr(atomic_module, "_remove_even_if_interrupted", interrupted_at_entry)
+    with pytest.raises(Interrupted), atomic_module.scratch(tmp_path / "out.d") as tmp:
+        (tmp / "file").write_text("x", encoding="utf-8")
+    assert len(calls) == 2
+    assert debris(tmp_path) == []
+
+
 def test_signals_at_random_instants_of_atomic_writes_leave_no_temporary(tmp_path: Path) -> None:
     """Temporary files and directories are created, filled, renamed and removed thousands
     of times a second; a SIGTERM at a random instant must never leave one behind (before,

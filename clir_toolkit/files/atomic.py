@@ -95,7 +95,13 @@ def _temporary_beside(
             raise output_error(path if named is None else named, exc) from None
         yield name, created
     finally:
-        _remove_even_if_interrupted(name)
+        try:
+            _remove_even_if_interrupted(name)
+        except KeyboardInterrupt:
+            # A signal handled at the very entry of the call (Python runs handlers when a
+            # function starts), before its own protection: remove now, then go on stopping.
+            _remove_even_if_interrupted(name)
+            raise
 
 
 def _remove_even_if_interrupted(path: Path) -> None:
