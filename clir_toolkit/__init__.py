@@ -51,7 +51,7 @@ _EXPORTS = {
     "Searcher": "clir_toolkit.search",
     "add_dense_vectors": "clir_toolkit.index",
     "dense_search_to_run": "clir_toolkit.search.dense",
-    "hybrid_search_to_run": "clir_toolkit.search.dense",
+    "hybrid_search_to_run": "clir_toolkit.search.hybrid",
     "DenseSearcher": "clir_toolkit.search.dense",
     "fuse": "clir_toolkit.search.fusion",
     "fuse_runs": "clir_toolkit.search.fusion",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -299,14 +299,14 @@ def _check_unit_rows(
         )  # fmt: skip
 
 
-def stale_vectors_files(index: Path, keep: Mapping[str, Any] | None) -> list[Path]:
-    """Vectors files of ``index`` that the sidecar's record ``keep`` does not name, and
+def stale_vectors_files(index: Path, keep: Sequence[Mapping[str, Any]]) -> list[Path]:
+    """Vectors files of ``index`` that none of the sidecar's records ``keep`` names, and
     leftover temporaries: what an interrupted or replaced ``--dense`` left behind."""
     wanted = set()
-    if keep:
-        wanted.add(keep["file"])
-        if keep.get("hnsw"):
-            wanted.add(keep["file"].removesuffix(".npz") + ".hnsw")
+    for record in keep:
+        wanted.add(record["file"])
+        if record.get("hnsw"):
+            wanted.add(record["file"].removesuffix(".npz") + ".hnsw")
 
     def stale(name: str) -> bool:
         return bool(TEMPORARY_FILE.fullmatch(name)) or (
@@ -323,9 +323,7 @@ def import_faiss() -> Any:
     return import_package("faiss", "faiss-cpu")
 
 
-def write_graph(
-    directory: Path, matrix: np.ndarray, record: DenseRecord, threads: int = 1
-) -> None:
+def write_graph(directory: Path, matrix: np.ndarray, record: DenseRecord, threads: int = 1) -> None:
     """Build the HNSW graph (``record.hnsw`` neighbours a node, inner product) of ``matrix``
     with ``threads`` threads and write it to ``record.graph_file`` in ``directory``
     atomically. One thread (the default) makes the same graph from the same vectors; with

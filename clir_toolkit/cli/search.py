@@ -113,7 +113,8 @@ def _dense_search(
     args: argparse.Namespace, topics: list, queries: list, options: dict[str, Any]
 ) -> Any:
     """``--dense`` or ``--hybrid``: the dense run alone, or fused with the BM25 run."""
-    from clir_toolkit.search.dense import dense_search_to_run, hybrid_search_to_run
+    from clir_toolkit.search.dense import dense_search_to_run
+    from clir_toolkit.search.hybrid import hybrid_search_to_run
 
     if args.dense and args.hybrid:
         raise UsageError("choose one of --dense (the dense run alone) and --hybrid (fused)")

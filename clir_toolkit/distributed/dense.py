@@ -21,8 +21,9 @@ process forms, so the query vectors are the same numbers. Then:
 ``--hybrid`` searches its BM25 half with the query-parallel BM25 search of
 :func:`clir_toolkit.distributed.search.search_rows_on` (the same rows as one process, each
 worker with its own JVM, so the index's Lucene files must be readable by every node) and
-its dense half as above, both as deep as one process searches them, and fuses them with the
-function one process calls (:func:`clir_toolkit.search.dense.fuse_hybrid`).
+its dense half as above (each encoder's, when it fuses several), all as deep as one process
+searches them, and fuses them with the function one process calls
+(:func:`clir_toolkit.search.hybrid.fuse_hybrid`).
 
 A task whose worker dies is run again by Ray (``max_retries``); nothing is written until
 every chunk is back.
@@ -39,13 +40,8 @@ from clir_toolkit.distributed.cluster import RETRIES, ClusterSpec, chunks, conne
 from clir_toolkit.distributed.search import search_rows_on
 from clir_toolkit.formats import RunRow, Topic
 from clir_toolkit.search import DEFAULT_B, DEFAULT_HITS, DEFAULT_K1, SearchStats, write_search_run
-from clir_toolkit.search.dense import (
-    DenseSearcher,
-    check_dense,
-    check_hybrid,
-    fuse_hybrid,
-    hybrid_weight_of,
-)
+from clir_toolkit.search.dense import DenseSearcher, check_dense
+from clir_toolkit.search.hybrid import check_hybrid, fuse_hybrid, hybrid_encoders, hybrid_weight_of
 from clir_toolkit.search.runs import cyclic_gc_paused, ranked_rows
 from clir_toolkit.search.searcher import Hit
 from clir_toolkit.search.vector_search import DEFAULT_EF_SEARCH, DenseDocuments
@@ -166,14 +162,14 @@ def hybrid_search_to_run_on_ray(
     structure: str = "or",
     tag: str = "clir",
     feedback: Feedback | None = None,
-    encoder: str | None = None,
+    encoder: str | Sequence[str] | None = None,
     model: str | Path | None = None,
     progress: bool = True,
     approximate: bool = False,
     ef_search: int = DEFAULT_EF_SEARCH,
     worker_env: dict[str, str] | None = None,
 ) -> SearchStats:
-    """:func:`clir_toolkit.search.dense.hybrid_search_to_run` with both halves searched on
+    """:func:`clir_toolkit.search.hybrid.hybrid_search_to_run` with both halves searched on
     ``cluster`` (the BM25 queries and the query vectors each in ``workers`` chunks) and
     fused here: the same run file."""
     started = time.perf_counter()
@@ -181,17 +177,19 @@ def hybrid_search_to_run_on_ray(
         hybrid_weight = hybrid_weight_of(index, encoder)
     depth = check_hybrid(queries, topics, hybrid_weight, hits)
     check_dense(depth, ef_search)
-    documents, vectors = _encoded(
-        index, topics, encoder=encoder, model=model, approximate=approximate,
-        ef_search=ef_search, progress=progress,
-    )  # fmt: skip
+    encoded = [
+        _encoded(index, topics, encoder=name, model=model, approximate=approximate,
+                 ef_search=ef_search, progress=progress)
+        for name in hybrid_encoders(encoder, model)
+    ]  # fmt: skip
     qids = [topic.qid for topic in topics]
     bm25 = {"hits": depth, "k1": k1, "b": b, "structure": structure, "tag": tag,
             "feedback": feedback}  # fmt: skip
     with connected(cluster, worker_env) as ray:
         lexical, _ = search_rows_on(ray, index, queries, workers, bm25)
-        semantic, _ = vector_rows_on(
-            ray, documents, qids, vectors, hits=depth, tag=tag, workers=workers
-        )
+        semantic = [
+            vector_rows_on(ray, documents, qids, vectors, hits=depth, tag=tag, workers=workers)[0]
+            for documents, vectors in encoded
+        ]
     rows, empty = fuse_hybrid(lexical, semantic, topics, hybrid_weight, hits, tag)
     return write_search_run(output, rows, empty, len(topics), tag, progress, started)

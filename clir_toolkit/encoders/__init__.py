@@ -210,6 +210,19 @@ def default_interpolation(name: str) -> float:
     return float(value)
 
 
+def encoder_names(encoder: str | Sequence[str] | None) -> list[str | None]:
+    """The encoders ``encoder`` names: one name, several joined by commas (``e5-small,use-m3``:
+    an index stores the vectors of each, a hybrid search fuses the dense run of each), or a
+    sequence of names; None stays [None] (for a search: the vectors the index got last)."""
+    if encoder is None:
+        return [None]
+    names = encoder.split(",") if isinstance(encoder, str) else list(encoder)
+    names = [name.strip() for name in names]
+    if not names or not all(names) or len(set(names)) != len(names):
+        raise UsageError(f"encoders {encoder!r}: name each encoder once, joined by commas")
+    return list(names)
+
+
 def default_hybrid_weight(name: str) -> float:
     """The w that ``clir search --hybrid`` gives the dense run of encoder ``name`` when none
     is given."""

@@ -51,9 +51,9 @@ this module and what it imports — search, translation, expansion, analysis, th
 declared defaults — with the translators and expanders the registry loads by name
 (:data:`~clir_toolkit.translate.pipeline.TRANSLATION_CODE`), but not the rerankers, the
 reports or the command line."""
-DENSE_CODE = "clir_toolkit.search.dense"
+DENSE_CODE = ("clir_toolkit.search.dense", "clir_toolkit.search.hybrid")
 """The dense and hybrid searches, part of the code of a dense or hybrid run only
-(:func:`run_code`). This module reaches it by name (:func:`_dense_search`), not by an
+(:func:`run_code`). This module reaches them by name (:func:`_dense_search`), not by an
 import: it imports the fine-tuned encoders (for ``clir search --model``), and a change to
 their training code must not make BM25 runs stale."""
 
@@ -99,7 +99,7 @@ def search_run(
     common = {"hits": values["hits"], "tag": recipe.name, "progress": False}
     if values["dense"]:
         # The encoder maps the topic's own text near its documents: nothing to translate.
-        _dense_search().dense_search_to_run(
+        _dense_search("dense").dense_search_to_run(
             index, topics, output, encoder=values["encoder"], model=model, **common
         )
         return
@@ -114,7 +114,7 @@ def search_run(
         "feedback": feedback_from(values),
     }
     if values["hybrid"]:
-        dense = _dense_search()
+        dense = _dense_search("hybrid")
         searched = None
         if components is not None:
             depth = dense.check_hybrid(queries, topics, values["hybrid_weight"], values["hits"])
@@ -136,9 +136,9 @@ def search_run(
         search_to_run(index, queries, output, **common, **bm25)
 
 
-def _dense_search() -> Any:
-    """The module of the dense and hybrid searches, :data:`DENSE_CODE`."""
-    return importlib.import_module(DENSE_CODE)
+def _dense_search(kind: str) -> Any:
+    """The module of the ``dense`` or the ``hybrid`` search, of :data:`DENSE_CODE`."""
+    return importlib.import_module(f"clir_toolkit.search.{kind}")
 
 
 def fine_tuned_model(recipe: Recipe, language: str, context: RunContext) -> Path | None:
@@ -175,7 +175,7 @@ def fine_tuned_model(recipe: Recipe, language: str, context: RunContext) -> Path
 def run_code(recipe: Recipe) -> tuple[str, ...]:
     """The code the recipe's runs depend on: :data:`RUN_CODE`, and :data:`DENSE_CODE` when
     a point of its grid is dense or hybrid."""
-    return (*RUN_CODE, DENSE_CODE) if dense_encoders(recipe) else RUN_CODE
+    return (*RUN_CODE, *DENSE_CODE) if dense_encoders(recipe) else RUN_CODE
 
 
 def first_stage_index(

@@ -41,6 +41,7 @@ from pathlib import Path
 from clir_toolkit import __version__, jvm
 from clir_toolkit.analysis import AnalyzerSpec, analyzer_for, pretokenize
 from clir_toolkit.collection import Collection, open_collection
+from clir_toolkit.encoders import encoder_names
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import absolute, atomic_directory, check_replaceable, scratch
 from clir_toolkit.formats import count_lines, iter_corpus
@@ -242,7 +243,8 @@ def build_index(
     machine's build) cannot hold. ``shard_builder`` builds the shards (default: one after the
     other here; :func:`clir_toolkit.distributed.index.shard_builder_on_ray` builds them in
     parallel on a Ray cluster); ``threads`` are then each shard's indexing threads.
-    ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``) whose document
+    ``dense`` names a sentence encoder (``use-m3``, ``e5-small``, ``hf:DIR``), or several
+    joined by commas (the first is the index's :attr:`~IndexInfo.dense`), whose document
     vectors are stored with the index (:mod:`clir_toolkit.vectors`), encoded through the
     vector cache ``dense_cache`` (default: the collection's rerank cache); ``hnsw`` M > 0
     stores their HNSW graph too (:func:`clir_toolkit.vectors.write_graph`, built by
@@ -251,6 +253,10 @@ def build_index(
     encode`` (:mod:`clir_toolkit.index.imported`), and checked before Lucene starts.
     """
     check_hnsw(hnsw, dense, hnsw_threads)
+    encoders = [name for name in encoder_names(dense) if name is not None]
+    if dense_vectors is not None and len(encoders) > 1:
+        raise UsageError(f"--vectors holds one encoder's vectors; --dense {dense} names "
+                         f"{len(encoders)}: add the others with --dense NAME alone")  # fmt: skip
     if shards < 1:
         raise UsageError(f"--shards must be at least 1 (got {shards})")
     check_replaceable(index_path, SIDECAR, INDEX_KIND)
@@ -303,15 +309,16 @@ def build_index(
                 ),
                 Path(index_path),
             )
-        record = None
-        if dense is not None:
+        records = []
+        for encoder in encoders:
             docids, matrix, record = imported or encode_for_index(
-                collection, dense, dense_cache, verbose
+                collection, encoder, dense_cache, verbose
             )
             record = dataclasses.replace(record, hnsw=hnsw)
             write_vectors(index_dir, docids, matrix, record)
             if hnsw:
                 write_graph(index_dir, matrix, record, hnsw_threads)
+            records.append(record)
         info = IndexInfo(
             language=spec.language,
             analyzer_kind=spec.kind,
@@ -323,7 +330,8 @@ def build_index(
             created_by=f"clir_toolkit {__version__} (Anserini 1.7.1 via pyserini 1.6.0)",
             seconds=round(time.perf_counter() - started, 2),
             shards=shards,
-            dense=record,
+            dense=records[0] if records else None,
+            other_dense=tuple(records[1:]),
         )
         write_sidecar(index_dir, info)
     return info

@@ -81,7 +81,10 @@ def add_dense_vectors(
     vectors: str | Path | None = None,
     hnsw_threads: int = 1,
 ) -> IndexInfo:
-    """Add (or replace) the dense vectors of an existing index, without rebuilding Lucene.
+    """Add (or replace) ``encoder``'s dense vectors to an existing index, without rebuilding
+    Lucene. They become the index's :attr:`~IndexInfo.dense` (what a search that names no
+    encoder uses); the vectors of other encoders stay (:attr:`~IndexInfo.other_dense`),
+    those of ``encoder`` made before are replaced.
 
     The documents come from ``collection_path`` (default: the collection the sidecar
     records), which must be the collection the index was built from, as it is now; they are
@@ -112,7 +115,9 @@ def add_dense_vectors(
                 f"{info.documents}; nothing was changed (rebuild the index)"
             )
         record = dataclasses.replace(record, hnsw=hnsw)
-        updated = dataclasses.replace(info, dense=record)
+        kept = tuple(old for old in (info.dense, *info.other_dense)
+                     if old is not None and old.encoder != encoder)  # fmt: skip
+        updated = dataclasses.replace(info, dense=record, other_dense=kept)
         written = [record.file, *([record.graph_file] if hnsw else [])]
         new = [name for name in written if not (index / name).exists()]
         try:
@@ -125,6 +130,7 @@ def add_dense_vectors(
                 for name in new:
                     (index / name).unlink(missing_ok=True)
             raise
-        for stale in stale_vectors_files(index, record_to_json(record)):
+        held = [record_to_json(held) for held in (record, *kept)]
+        for stale in stale_vectors_files(index, held):
             stale.unlink(missing_ok=True)
     return updated

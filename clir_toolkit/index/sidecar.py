@@ -48,7 +48,26 @@ class IndexInfo:
     """Lucene indexes the documents were split into (``shard-NN/`` beside the sidecar),
     searched as one by :func:`open_reader`; 1: the index directory is the Lucene index."""
     dense: DenseRecord | None = None
-    """The documents' vectors stored with the index (``clir index --dense``), or None."""
+    """The documents' vectors stored with the index (``clir index --dense``), or None: those
+    of the encoder added last, which ``clir search --dense`` and ``--hybrid`` use when no
+    ``--encoder`` is named."""
+    other_dense: tuple[DenseRecord, ...] = ()
+    """The vectors of other encoders, added earlier and kept (one record an encoder): a search
+    that names one of them (``--encoder``) uses them, and a first stage may fuse them all."""
+
+    def vectors_of(self, encoder: str | None = None) -> DenseRecord | None:
+        """The record of ``encoder``'s vectors (None: :attr:`dense`), or None if the index
+        holds none of that encoder."""
+        if encoder is None:
+            return self.dense
+        held = [record for record in (self.dense, *self.other_dense) if record is not None]
+        return next((record for record in held if record.encoder == encoder), None)
+
+    @property
+    def encoders(self) -> list[str]:
+        """The encoders whose vectors the index holds, :attr:`dense`'s first."""
+        held = [record for record in (self.dense, *self.other_dense) if record is not None]
+        return [record.encoder for record in held]
 
     @property
     def analyzer(self) -> AnalyzerSpec:
@@ -76,6 +95,7 @@ _SIDECAR_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "format": _INTEGER,
     "shards": _INTEGER,
     "dense": ((dict,), "a JSON object"),
+    "other_dense": ((list,), "a JSON list"),
 }
 
 
@@ -137,6 +157,17 @@ def read_index_info(index: str | Path) -> IndexInfo:
     if "dense" in values:
         values["dense"] = record_from_json(sidecar, values["dense"], rebuild)
         _check_encoder(sidecar, values["dense"].encoder)
+    if "other_dense" in values:
+        if "dense" not in values:
+            raise FormatError(sidecar, None, "'other_dense' without 'dense'", rebuild)
+        others = tuple(record_from_json(sidecar, value, rebuild) for value in values["other_dense"])
+        encoders = [values["dense"].encoder, *(record.encoder for record in others)]
+        if len(set(encoders)) != len(encoders):
+            problem = f"two records of vectors of the same encoder ({', '.join(encoders)})"
+            raise FormatError(sidecar, None, problem, rebuild)
+        for record in others:
+            _check_encoder(sidecar, record.encoder)
+        values["other_dense"] = others
     info = IndexInfo(**values)
     info.analyzer  # noqa: B018  (validates the analyzer kind)
     language_problem = recorded_spec_problem(info.language, info.analyzer_kind)
@@ -168,21 +199,32 @@ def write_sidecar(index_dir: Path, info: IndexInfo) -> None:
         del record["dense"]
     else:
         record["dense"] = record_to_json(info.dense)
+    if info.other_dense:
+        record["other_dense"] = [record_to_json(other) for other in info.other_dense]
+    else:  # the sidecar of an index of one encoder's vectors, as before several
+        del record["other_dense"]
     with atomic_write(index_dir / SIDECAR, own=True) as handle:
         json.dump(record, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
 
 
-def read_dense_record(index: str | Path) -> tuple[IndexInfo, DenseRecord]:
-    """The sidecar of ``index`` and the record of its dense vectors; an index without any is
-    one line saying how to add them."""
+def read_dense_record(
+    index: str | Path, encoder: str | None = None
+) -> tuple[IndexInfo, DenseRecord]:
+    """The sidecar of ``index`` and the record of ``encoder``'s vectors (None: the vectors
+    added last); an index without them is one line saying how to add them."""
     info = read_index_info(index)
-    if info.dense is None:
+    record = info.vectors_of(encoder)
+    if record is None:
+        add = f"clir index --collection {info.collection} --index {index} --dense"
+        if not info.encoders:
+            wanted = "" if encoder is None else f" {encoder}"
+            raise ClirError(f"{index}: holds no dense vectors (add them with: {add}{wanted})")
         raise ClirError(
-            f"{index}: holds no dense vectors (add them with: clir index --collection "
-            f"{info.collection} --index {index} --dense)"
+            f"{index}: holds the vectors of {', '.join(info.encoders)}, not {encoder}; search "
+            f"with one of those, or add {encoder}'s vectors with: {add} {encoder}"
         )
-    return info, info.dense
+    return info, record
 
 
 def is_index_of(index: str | Path, collection: str | Path) -> bool:

@@ -47,7 +47,7 @@ FORMAT = "clir-pipeline/1"
 @dataclass(frozen=True)
 class FirstStage:
     """The hybrid first stage's settings
-    (:func:`clir_toolkit.search.dense.hybrid_search_to_run`)."""
+    (:func:`clir_toolkit.search.hybrid.hybrid_search_to_run`)."""
 
     k1: float
     b: float

@@ -104,19 +104,24 @@ def search_first_stage(
     settings (through the towers of the pipeline's fine-tuned encoder, if it has one), written
     to ``output``. The index must hold the stage's encoder's vectors: if not, one line says how
     to add them."""
+    from clir_toolkit.encoders import encoder_names
     from clir_toolkit.formats import read_topics
     from clir_toolkit.index import read_index_info
-    from clir_toolkit.search.dense import hybrid_search_to_run
+    from clir_toolkit.search.hybrid import hybrid_search_to_run
     from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
     stage = pipeline.first_stage
     info = read_index_info(index)
-    if info.dense is None or info.dense.encoder != stage.encoder:
-        held = "no vectors" if info.dense is None else f"{info.dense.encoder}'s vectors"
+    missing = [name for name in encoder_names(stage.encoder) if name not in info.encoders]
+    if missing:
+        held = f"{', '.join(info.encoders)}'s vectors" if info.encoders else "no vectors"
+        add = " and ".join(
+            f"clir index --collection {info.collection} --index {index} --dense {name}"
+            for name in missing
+        )
         raise ClirError(
             f"{index}: the pipeline's first stage needs {stage.encoder}'s vectors and the index "
-            f"has {held}; add them with: clir index --collection {info.collection} --index {index} "
-            f"--dense {stage.encoder}"
+            f"has {held}; add them with: {add}"
         )
     read = read_topics(topics)
     queries = build_queries(read, TranslationOptions(translate=stage.translate), info.language)
@@ -145,11 +150,13 @@ def search_key(models: Path, pipeline: Pipeline, index: Path, topics: Path, **mo
     their last digit may vary); ``more``: what else a product of the run depends on."""
     import dataclasses
 
+    from clir_toolkit.encoders import encoder_names
     from clir_toolkit.files import sha256_file
     from clir_toolkit.freshness import digest
     from clir_toolkit.index import read_index_info
 
     info = read_index_info(index)
+    stage_encoder = pipeline.first_stage.encoder
     files = [model_path(models, pipeline), towers_path(models, pipeline)]
     stages = [pipeline.first_stage, pipeline.reranking]
     return digest({
@@ -157,6 +164,10 @@ def search_key(models: Path, pipeline: Pipeline, index: Path, topics: Path, **mo
         "models": [sha256_file(path) for path in files if path is not None],
         "topics": sha256_file(topics),
         "index": info.collection_sha256,
-        "vectors": None if info.dense is None else [info.dense.encoder, info.dense.fingerprint],
+        "vectors": [
+            [record.encoder, record.fingerprint]
+            for record in (info.vectors_of(name) for name in encoder_names(stage_encoder))
+            if record is not None
+        ],
         **more,
     })  # fmt: skip

@@ -84,15 +84,15 @@ MEASURE = "nDCG@10"
 def first_stage_defaults(encoder: str | None = None, in_domain: bool = False) -> FirstStage:
     """The hybrid first stage at ``clir search``'s defaults (chosen by transfer), with the
     dense run of ``encoder`` (default: :data:`TRANSFER_ENCODER`, or :data:`IN_DOMAIN_ENCODER`
-    in domain) at its hybrid weight."""
-    from clir_toolkit.encoders import default_hybrid_weight
+    in domain; several joined by commas) at their hybrid weight."""
+    from clir_toolkit.search.hybrid import default_weight_of_encoders
 
     if encoder is None:
         encoder = IN_DOMAIN_ENCODER if in_domain else TRANSFER_ENCODER
     return FirstStage(
         k1=DEFAULT_K1, b=DEFAULT_B, translate=DICTIONARY.translate,
         structure=DICTIONARY.structure(), encoder=encoder,
-        hybrid_weight=default_hybrid_weight(encoder), hits=DEFAULT_HITS,
+        hybrid_weight=default_weight_of_encoders(encoder), hits=DEFAULT_HITS,
     )  # fmt: skip
 
 
@@ -209,20 +209,23 @@ def has_split(collection: Collection, split: str) -> bool:
 
 def ensure_index(collection: Collection, index: Path, dense: str | None, quiet: bool) -> Path:
     """``collection``'s index at ``index``, built unless one of this very collection is
-    there; with ``dense``, with that encoder's vectors (added to an index that lacks them)."""
+    there; with ``dense`` (an encoder, or several joined by commas), with each one's vectors
+    (added to an index that lacks them)."""
+    from clir_toolkit.encoders import encoder_names
     from clir_toolkit.index import add_dense_vectors, build_index, read_index_info
 
     try:
-        info = read_index_info(index)
-        current = info.collection_sha256 == collection.fingerprint()
+        current = read_index_info(index).collection_sha256 == collection.fingerprint()
     except ClirError:
         current = False
     if not current:
         log(quiet, f"indexing {collection.root} → {index}")
-        build_index(collection.root, index, verbose=not quiet, dense=dense)
-    elif dense is not None and (info.dense is None or info.dense.encoder != dense):
-        log(quiet, f"adding the {dense} vectors of {collection.root} to {index}")
-        add_dense_vectors(index, dense, collection.root, verbose=not quiet)
+        build_index(collection.root, index, verbose=not quiet)
+    held = read_index_info(index).encoders
+    for encoder in encoder_names(dense) if dense is not None else []:
+        if encoder is not None and encoder not in held:
+            log(quiet, f"adding the {encoder} vectors of {collection.root} to {index}")
+            add_dense_vectors(index, encoder, collection.root, verbose=not quiet)
     return index
 
 

@@ -1,4 +1,4 @@
-"""Dense and hybrid first stages: ``clir search --dense`` and ``clir search --hybrid``.
+"""The dense first stage: ``clir search --dense``.
 
 ``--dense`` ranks every document of the index by the cosine of its stored vector
 (:mod:`clir_toolkit.vectors`, ``clir index --dense``) with the query's, encoded by the same
@@ -11,15 +11,12 @@ it takes to read their 40 MB of vectors). With ``--model M.pt``, a fine-tuned
 encoder (``clir rerank train --pretrained NAME``), the stored vectors go through its document
 tower and the query through its query tower, and documents are ranked by its smooth cosine.
 
-``--hybrid`` fuses two runs of the same topics: BM25 of the (translated, structured,
-expanded) query, exactly the run ``clir search`` writes without it, and the dense run. Both
-are min-max normalised per query and interpolated, ``w·dense + (1 − w)·BM25`` with ``w``
-the one the dense encoder declares (:func:`hybrid_weight_of`;
-:func:`clir_toolkit.search.fusion.fuse`), a document missing from one run counting 0 there.
+``--hybrid`` (:mod:`clir_toolkit.search.hybrid`) fuses the dense run with BM25's.
 
-The query encoder must be the one that made the index's vectors, in the same version: its
-name and fingerprint are compared with the sidecar's, and any other is refused in one line
-(vectors of two encoders live in different spaces, and their cosines mean nothing).
+The query encoder must be the one that made the vectors it searches, in the same version:
+its name and fingerprint are compared with the sidecar's record of them, and any other is
+refused in one line (vectors of two encoders live in different spaces, and their cosines
+mean nothing).
 
 ``--approximate`` searches the HNSW graph stored with the vectors (``clir index --hnsw M``,
 :func:`clir_toolkit.vectors.write_graph`) instead of every vector: Faiss walks the graph
@@ -41,23 +38,13 @@ from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.formats import RunRow, Topic
 from clir_toolkit.index import read_dense_record
 from clir_toolkit.params import Param, check_options, declare
-from clir_toolkit.query import StructuredQuery
-from clir_toolkit.search.fusion import by_query, fuse
-from clir_toolkit.search.runs import (
-    SearchStats,
-    cyclic_gc_paused,
-    ranked_rows,
-    search_rows,
-    write_search_run,
-)
+from clir_toolkit.search.runs import SearchStats, cyclic_gc_paused, ranked_rows, write_search_run
 from clir_toolkit.search.searcher import BM25_PARAMS, DEFAULT_HITS, Hit
 from clir_toolkit.search.vector_search import DEFAULT_EF_SEARCH, DenseDocuments
 from clir_toolkit.vectors import read_graph, read_vectors
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from clir_toolkit.expand.feedback import Feedback
 
 QUERY_THREADS = 1
 """Threads that encode a dense search's queries, whatever the process has: some BLAS kernels
@@ -68,12 +55,6 @@ and one keeps a run the same on any count and on ``--ray``. 1,000 queries of 14 
 DEFAULT_HYBRID_WEIGHT = 0.5
 """The dense run's weight in ``--hybrid`` for an encoder that declares none (use-m3's)."""
 
-
-HYBRID_DEPTH = 1000
-"""Documents of each run that ``--hybrid`` fuses (more when ``--hits`` asks for more): the top
-of a hybrid run does not depend on ``--hits``, and a document ranked low by one run and high
-by the other still gets both scores. On ddtp-en-fr-hard test, fusing the top 100 of each
-instead of the top 1,000 gave 0.5847 nDCG@10 instead of 0.5964."""
 
 DENSE_PARAMS = declare(
     Param("dense", bool, False, "rank by the index's dense vectors alone (clir index --dense): "
@@ -86,7 +67,8 @@ DENSE_PARAMS = declare(
           flag="--hybrid-weight", metavar="W"),
     Param("encoder", str, doc="query encoder of --dense and --hybrid", optional=True,
           metavar="NAME",
-          note="default: the one that made the index's vectors; another is refused"),
+          note="default: the one whose vectors the index got last; with --hybrid, several "
+          "joined by commas (e5-small,use-m3) fuse each one's dense run, sharing w equally"),
     Param("model", Path, doc="a fine-tuned encoder (clir rerank train --pretrained NAME): its "
           "query and document towers over the index's vectors", optional=True, metavar="M.pt"),
     Param("approximate", bool, False, "search the index's HNSW graph (clir index --hnsw M) "
@@ -113,10 +95,13 @@ class DenseSearcher:
         from clir_toolkit.encoders import load_encoder
 
         self.index = Path(index)
-        info, record = read_dense_record(self.index)
-        self.record = record
         self._tuned: Any = None
-        wanted = encoder or record.encoder
+        if encoder is not None and "," in encoder:
+            raise UsageError(
+                f"--encoder {encoder}: --dense searches one encoder's vectors; several are for "
+                "--hybrid, which fuses their dense runs"
+            )
+        wanted = encoder
         if model is not None:
             from clir_toolkit.rerank.sentence.tuned_model import read_towers
 
@@ -127,17 +112,15 @@ class DenseSearcher:
                     "disagree; leave out --encoder"
                 )
             wanted = tuned_encoder
-            if self._tuned.dim != record.dim:
-                raise ClirError(f"{model}: its towers take vectors of {self._tuned.dim} "
-                                f"dimensions, the index's {record.encoder} vectors have "
-                                f"{record.dim}; give one fine-tuned over {record.encoder}")
-        if wanted != record.encoder:
+        info, record = read_dense_record(self.index, wanted)
+        self.record = record
+        if self._tuned is not None and self._tuned.dim != record.dim:
             raise ClirError(
-                f"{index}: its vectors were made with {record.describe()}, not {wanted}; "
-                f"search with the encoder {record.encoder}, or add {wanted}'s vectors with: "
-                f"clir index --collection {info.collection} --index {index} --dense {wanted}"
+                f"{model}: its towers take vectors of {self._tuned.dim} "
+                f"dimensions, the index's {record.encoder} vectors have "
+                f"{record.dim}; give one fine-tuned over {record.encoder}"
             )
-        self.encoder = load_encoder(wanted, threads=threads, device="cpu")
+        self.encoder = load_encoder(record.encoder, threads=threads, device="cpu")
         if self.encoder.fingerprint != record.fingerprint:
             raise ClirError(
                 f"{index}: its vectors were made with {record.describe()}, the installed "
@@ -259,135 +242,4 @@ def dense_search_to_run(
         index, topics, hits=hits, tag=tag, encoder=encoder, model=model, progress=progress,
         approximate=approximate, ef_search=ef_search,
     )  # fmt: skip
-    return write_search_run(output, rows, empty, len(topics), tag, progress, started)
-
-
-def hybrid_rows(
-    index: str | Path,
-    queries: Sequence[StructuredQuery],
-    topics: Sequence[Topic],
-    *,
-    hybrid_weight: float | None = None,
-    hits: int = DEFAULT_HITS,
-    tag: str = "clir",
-    encoder: str | None = None,
-    model: str | Path | None = None,
-    progress: bool = True,
-    approximate: bool = False,
-    ef_search: int = DEFAULT_EF_SEARCH,
-    **bm25: Any,
-) -> tuple[list[RunRow], list[str]]:
-    """The hybrid run's rows: BM25 of ``queries`` (with ``bm25``'s options: k1, b,
-    structure, threads, feedback) and the dense run of ``topics``, each
-    :data:`HYBRID_DEPTH` deep (or ``hits`` if more), interpolated with the dense run's weight
-    ``hybrid_weight`` (None: the encoder's, :func:`hybrid_weight_of`), the top ``hits`` kept
-    (:func:`fuse_hybrid`); and the topics that found nothing in either."""
-    if hybrid_weight is None:
-        hybrid_weight = hybrid_weight_of(index, encoder)
-    depth = check_hybrid(queries, topics, hybrid_weight, hits)
-    lexical, semantic = hybrid_components(
-        index, queries, topics, depth=depth, tag=tag, encoder=encoder, model=model,
-        progress=progress, approximate=approximate, ef_search=ef_search, **bm25,
-    )  # fmt: skip
-    return fuse_hybrid(lexical, semantic, topics, hybrid_weight, hits, tag)
-
-
-def hybrid_components(
-    index: str | Path,
-    queries: Sequence[StructuredQuery],
-    topics: Sequence[Topic],
-    *,
-    depth: int,
-    tag: str = "clir",
-    encoder: str | None = None,
-    model: str | Path | None = None,
-    progress: bool = True,
-    approximate: bool = False,
-    ef_search: int = DEFAULT_EF_SEARCH,
-    **bm25: Any,
-) -> tuple[list[RunRow], list[RunRow]]:
-    """The two runs a hybrid run fuses, ``depth`` deep: BM25 of ``queries`` and the dense run
-    of ``topics``. They do not depend on the weight: a recipe that chooses the weight on dev
-    searches them once and fuses them at each weight (:func:`fuse_hybrid`)."""
-    lexical, _ = search_rows(index, queries, hits=depth, tag=tag, progress=progress, **bm25)
-    semantic, _ = dense_rows(
-        index, topics, hits=depth, tag=tag, encoder=encoder, model=model, progress=progress,
-        approximate=approximate, ef_search=ef_search,
-    )  # fmt: skip
-    return lexical, semantic
-
-
-def check_hybrid(
-    queries: Sequence[StructuredQuery], topics: Sequence[Topic], hybrid_weight: float, hits: int
-) -> int:
-    """Refuse a hybrid search's options before any work (a weight outside [0, 1], BM25
-    queries that are not the topics'); the depth each of its two runs is searched to."""
-    check_options(
-        {"hybrid_weight": hybrid_weight, "hits": hits},
-        [DENSE_PARAMS["hybrid_weight"], BM25_PARAMS["hits"]],
-    )
-    if {q.qid for q in queries} != {t.qid for t in topics}:
-        raise UsageError("the BM25 queries and the topics of --hybrid must have the same ids")
-    return max(hits, HYBRID_DEPTH)
-
-
-def hybrid_weight_of(index: str | Path, encoder: str | None = None) -> float:
-    """w for a hybrid run over ``index`` with ``encoder`` (None: the index's vectors' one):
-    the weight it declares (:func:`clir_toolkit.encoders.default_hybrid_weight`)."""
-    from clir_toolkit.encoders import default_hybrid_weight
-
-    return default_hybrid_weight(encoder or read_dense_record(index)[1].encoder)
-
-
-def fuse_hybrid(
-    lexical: Sequence[RunRow],
-    semantic: Sequence[RunRow],
-    topics: Sequence[Topic],
-    hybrid_weight: float,
-    hits: int,
-    tag: str,
-) -> tuple[list[RunRow], list[str]]:
-    """The hybrid run's rows from its BM25 rows and its dense rows, wherever they were
-    searched (here, or on Ray): ``w·dense + (1 − w)·BM25`` after per-query min-max
-    normalisation, the top ``hits`` of each query; and the topics found by neither."""
-    rows = fuse(
-        [lexical, semantic], "interpolate", weights=[1.0 - hybrid_weight, hybrid_weight],
-        normalisation="minmax", depth=hits, tag=tag,
-    )  # fmt: skip
-    found = by_query(rows)
-    empty = [topic.qid for topic in topics if topic.qid not in found]
-    return rows, empty
-
-
-def hybrid_search_to_run(
-    index: str | Path,
-    queries: Sequence[StructuredQuery],
-    topics: Sequence[Topic],
-    output: str | Path,
-    *,
-    hybrid_weight: float | None = None,
-    hits: int = DEFAULT_HITS,
-    tag: str = "clir",
-    encoder: str | None = None,
-    model: str | Path | None = None,
-    progress: bool = True,
-    feedback: Feedback | None = None,
-    components: tuple[list[RunRow], list[RunRow]] | None = None,
-    **bm25: Any,
-) -> SearchStats:
-    """BM25 of ``queries`` fused with the dense run of ``topics``; one TREC run written
-    atomically (:func:`hybrid_rows`). ``components``: the two runs, searched already with
-    these options (:func:`hybrid_components`), only fused here. ``hybrid_weight``: w (None: the
-    encoder's, :func:`hybrid_weight_of`)."""
-    started = time.perf_counter()
-    if hybrid_weight is None:
-        hybrid_weight = hybrid_weight_of(index, encoder)
-    if components is None:
-        rows, empty = hybrid_rows(
-            index, queries, topics, hybrid_weight=hybrid_weight, hits=hits, tag=tag,
-            encoder=encoder, model=model, progress=progress, feedback=feedback, **bm25,
-        )  # fmt: skip
-    else:
-        check_hybrid(queries, topics, hybrid_weight, hits)
-        rows, empty = fuse_hybrid(*components, topics, hybrid_weight, hits, tag)
     return write_search_run(output, rows, empty, len(topics), tag, progress, started)
