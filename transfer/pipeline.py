@@ -47,7 +47,7 @@ from clir_toolkit.index import read_index_info
 from clir_toolkit.pipeline import search_pipeline, train_pipeline
 from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline, write_pipeline
 from clir_toolkit.pipeline.train import default_collections, ensure_index, first_stage_defaults
-from clir_toolkit.search.dense import hybrid_search_to_run
+from clir_toolkit.search.hybrid import hybrid_search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
 MEASURES = ["nDCG@10", "R@100"]
