@@ -292,6 +292,25 @@ def test_crash_between_the_two_renames_of_the_swap_loses_nothing(
     assert debris(tmp_path) == []  # the reader also removed the killed build's scratch
 
 
+def test_a_bad_document_read_while_lucene_indexes_is_one_line_and_leaves_nothing(
+    big_collection: Path, tmp_path: Path
+) -> None:
+    """The corpus is validated as Lucene indexes it (index/streaming.py): a bad line near the
+    end, found with most documents indexed, is still one line naming the file and the line,
+    and neither an index nor a temporary is left."""
+    collection = tmp_path / "bad"
+    shutil.copytree(big_collection, collection)
+    corpus = collection / "corpus.jsonl"
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(19_990, '{"id": "broken", "contents": 7}\n')
+    corpus.write_text("".join(lines), encoding="utf-8")
+    index = tmp_path / "idx"
+    result = run_clir("index", "--collection", str(collection), "--index", str(index))
+    assert_one_line_error(result, f"{corpus}:19991:", "'contents' must be a string")
+    assert not index.exists()
+    assert debris(tmp_path) == []
+
+
 def test_killed_index_build_leaves_what_the_next_build_cleans(
     big_collection: Path, tmp_path: Path
 ) -> None:

@@ -333,6 +333,27 @@ def test_the_run_of_the_tiny_collection_is_the_recorded_one(fr_index: Path, tmp_
     assert output.read_bytes() == recorded.read_bytes()
 
 
+def test_the_corpus_streamed_into_lucene_gives_the_index_of_the_corpus_written_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``clir index`` writes the normalised corpus into named pipes that Lucene reads while
+    it indexes; written to files first (the sharded build's way), the index is the same: the
+    same documents, terms and runs."""
+    import clir_toolkit.index.build as build_module
+
+    topics = read_topics(TINY_FR / "topics-human.dev.tsv")
+    runs = {}
+    for streamed in (True, False):
+        monkeypatch.setattr(build_module, "can_stream", lambda streamed=streamed: streamed)
+        index = tmp_path / f"idx-{streamed}"
+        info = build_index(TINY_FR, index, verbose=False, threads=3)
+        assert info.documents == 12
+        assert not list(tmp_path.glob(".*.tmp"))  # the scratch directory, pipes included
+        runs[streamed] = tmp_path / f"run-{streamed}.trec"
+        search_to_run(index, plain_queries(topics), runs[streamed], progress=False)
+    assert runs[True].read_bytes() == runs[False].read_bytes()
+
+
 def test_ties_at_the_cut_off_keep_the_documents_trec_eval_ranks_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

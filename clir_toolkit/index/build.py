@@ -9,11 +9,13 @@ text in the index for users of pyserini's ``doc()``.
 
 Steps:
 
-1. Stream the corpus once, validating it (:func:`clir_toolkit.formats.iter_corpus`), and
-   write a normalised ``{"id", "contents"}`` copy into a scratch directory beside the
-   index (``.IDX.*.tmp``, removed on exit, or by the next build if killed). Languages
+1. Stream the corpus once, validating it (:func:`clir_toolkit.formats.iter_corpus`), into
+   the normalised ``{"id", "contents"}`` lines Lucene indexes, in a scratch directory beside
+   the index (``.IDX.*.tmp``, removed on exit, or by the next build if killed). Languages
    that Lucene cannot analyse (Chinese with jieba, Swahili, Tagalog, ...) are tokenised
-   here, in Python (:mod:`clir_toolkit.analysis`).
+   here, in Python (:mod:`clir_toolkit.analysis`). The lines go into named pipes that Lucene
+   reads while they are written (:mod:`clir_toolkit.index.streaming`), or, for a sharded
+   index, into files first.
 2. Run ``IndexCollection`` on that directory, multi-threaded, into a temporary directory,
    with a progress bar fed by its document counter (Anserini's log lines only on request).
 3. Write the sidecar ``clir-index.json`` (language, analyzer, collection fingerprint,
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -39,12 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clir_toolkit import __version__, jvm
-from clir_toolkit.analysis import AnalyzerSpec, analyzer_for, pretokenize
+from clir_toolkit.analysis import AnalyzerSpec, analyzer_for
 from clir_toolkit.collection import Collection, open_collection
 from clir_toolkit.encoders import encoder_names
 from clir_toolkit.errors import ClirError, FormatError, OutputError, ResourceError, UsageError
 from clir_toolkit.files import absolute, atomic_directory, check_replaceable, scratch
-from clir_toolkit.formats import count_lines, iter_corpus
+from clir_toolkit.formats import count_lines
 from clir_toolkit.index.dense import check_hnsw, encode_for_index
 from clir_toolkit.index.layout import (
     INDEX_KIND,
@@ -54,6 +55,13 @@ from clir_toolkit.index.layout import (
     shard_dirs,
 )
 from clir_toolkit.index.sidecar import SIDECAR, IndexInfo, write_sidecar
+from clir_toolkit.index.streaming import (
+    PipeFeed,
+    can_stream,
+    corpus_file_names,
+    normalised_lines,
+    streaming_threads,
+)
 from clir_toolkit.vectors import write_graph, write_vectors
 
 
@@ -80,24 +88,17 @@ def write_normalised_corpus(
     targets = shard_dirs(out_dir, shards)
     for target in targets:
         target.mkdir(parents=True, exist_ok=True)
-    names = ["docs.jsonl", *(f"docs-{k}.jsonl" for k in range(1, files))]
     with contextlib.ExitStack() as opened:
         outs = [
             opened.enter_context(open(target / name, "w", encoding="utf-8"))
-            for name in names
+            for name in corpus_file_names(files)
             for target in targets
         ]
-        for doc in progress_bar(
-            iter_corpus(collection.corpus),
-            desc="reading corpus",
-            unit=" docs",
-            show=progress,
-            leave=False,
+        lines = normalised_lines(collection, spec)
+        for line in progress_bar(
+            lines, desc="reading corpus", unit=" docs", show=progress, leave=False
         ):
-            contents = pretokenize(spec, doc.contents) if spec.pretokenized else doc.contents
-            out = outs[count % len(outs)]
-            out.write(json.dumps({"id": doc.id, "contents": contents}, ensure_ascii=False))
-            out.write("\n")
+            outs[count % len(outs)].write(line)
             count += 1
     if count == 0:
         raise FormatError(collection.corpus, None, "the corpus holds no documents")
@@ -148,6 +149,10 @@ def build_shard(spec: AnalyzerSpec, job: ShardJob, progress: bool) -> None:
     run_lucene_indexer(arguments, count_lines(job.source / "docs.jsonl"), progress=progress)
 
 
+Feed = Callable[[Callable[[], bool], Callable[[], None]], None]
+"""Writes the documents an indexer reads, given ``(alive, report)``: whether the indexer
+still runs, and a call that updates the progress bar."""
+
 ShardBuilder = Callable[[AnalyzerSpec, Sequence[ShardJob], bool], None]
 """Builds every shard of an index: ``(analyzer, jobs, progress)``."""
 
@@ -158,12 +163,18 @@ def build_shards_here(spec: AnalyzerSpec, jobs: Sequence[ShardJob], progress: bo
         build_shard(spec, job, progress)
 
 
-def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> None:
-    """Run Anserini's ``IndexCollection`` with ``arguments``, showing a progress bar.
+def run_lucene_indexer(
+    arguments: list[str], documents: int | None, progress: bool, feed: Feed | None = None
+) -> None:
+    """Run Anserini's ``IndexCollection`` with ``arguments``, showing a progress bar (of
+    ``documents``, None: unknown).
 
     The indexer runs in a worker thread while this thread reads its document counter, so
     Ctrl-C (or SIGTERM) is answered at once: the indexer's ``IndexWriter`` is rolled back,
-    the worker ends, and the exception goes on to remove the temporary directories.
+    the worker ends, and the exception goes on to remove the temporary directories. With
+    ``feed``, this thread first writes the documents the indexer reads
+    (:class:`~clir_toolkit.index.streaming.PipeFeed`); if the writing fails because the
+    indexer did, the indexer's failure is raised.
     """
     import threading
 
@@ -188,12 +199,16 @@ def run_lucene_indexer(arguments: list[str], documents: int, progress: bool) -> 
     with progress_bar(total=documents, desc="indexing", unit=" docs", show=progress) as bar:
         worker.start()
         try:
+            if feed is not None:
+                feed(worker.is_alive, lambda: bar.update(int(counter.get()) - bar.n))
             while worker.is_alive():
                 worker.join(0.2)
                 bar.update(int(counter.get()) - bar.n)
-        except BaseException:
+        except BaseException as exc:
             jvm.abort_indexer(indexer)
             worker.join(30)
+            if failure and isinstance(exc, BrokenPipeError):  # the indexer stopped reading
+                raise failure[0] from None
             raise
         bar.update(int(counter.get()) - bar.n)
     if failure:
@@ -282,22 +297,36 @@ def build_index(
         ) as index_dir,
         scratch(index_path) as corpus_dir,
     ):
-        documents = write_normalised_corpus(
-            collection, spec, corpus_dir, progress=verbose, shards=shards, files=threads
-        )
-        jobs = [
-            ShardJob(source, target, threads, store_raw)
-            for source, target in zip(
-                shard_dirs(corpus_dir, shards), shard_dirs(index_dir, shards), strict=True
+        streamed = shards == 1 and shard_builder is None and can_stream()
+        if not streamed:
+            documents = write_normalised_corpus(
+                collection, spec, corpus_dir, progress=verbose, shards=shards, files=threads
             )
-        ]
         # Anserini logs a failure of its indexing threads (a full disk, say) before the
         # toolkit turns it into one line; its logs are for --debug only.
         jvm.set_log_level("INFO" if java_logs else "OFF")
+        feed = None
         try:
-            (shard_builder or build_shards_here)(spec, jobs, verbose)
+            if streamed:  # the corpus read while Lucene indexes it (index/streaming.py)
+                pipes = streaming_threads(threads)
+                feed = PipeFeed(normalised_lines(collection, spec), corpus_dir, pipes)
+                arguments = indexing_arguments(spec, corpus_dir, index_dir, pipes, store_raw)
+                run_lucene_indexer(arguments, None, verbose, feed)
+                documents = feed.documents
+                if documents == 0:
+                    raise FormatError(collection.corpus, None, "the corpus holds no documents")
+            else:
+                jobs = [
+                    ShardJob(source, target, threads, store_raw)
+                    for source, target in zip(
+                        shard_dirs(corpus_dir, shards), shard_dirs(index_dir, shards), strict=True
+                    )
+                ]
+                (shard_builder or build_shards_here)(spec, jobs, verbose)
             indexed = count_documents(index_dir, shards)
         except Exception as exc:
+            if feed is not None and exc is feed.corpus_error:  # a bad line, named as such
+                raise
             raise _indexing_failure(exc, Path(index_path)) from exc
         finally:
             jvm.set_log_level("WARN")
