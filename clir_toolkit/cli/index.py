@@ -37,7 +37,9 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threads",
         type=ranged("--threads", maximum=MAX_THREADS),
-        help="indexing threads (default: all cores; with --ray, 1 per shard)",
+        help="threads of the build (default: all cores): one reads the corpus while the others "
+        "index it; with --shards, each shard's indexing threads, after the corpus is read (with "
+        "--ray, 1 per shard)",
     )
     p.add_argument(
         "--store-raw",
