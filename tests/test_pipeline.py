@@ -142,6 +142,43 @@ def test_an_index_without_the_vectors_is_refused_with_the_command_that_adds_them
     assert not (tmp_path / "run.trec").exists()
 
 
+def test_a_first_stage_of_two_encoders_is_the_stages_run_by_hand(
+    trained: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A pipeline whose first stage fuses BM25 with the dense runs of two encoders (``clir
+    pipeline train --encoder e5-small,use-m3``): its run is ``clir search --hybrid --encoder
+    e5-small,use-m3`` reranked; an index without one of them is refused with the command
+    that adds it."""
+    _, models = trained
+    copy = tmp_path / "models"
+    shutil.copytree(models, copy, ignore=shutil.ignore_patterns("mixture", "runs"))
+    record = json.loads((copy / "pipeline.json").read_text(encoding="utf-8"))
+    record["first_stage"].update(encoder="e5-small,use-m3", hybrid_weight=2 / 3)
+    (copy / "pipeline.json").write_text(json.dumps(record), encoding="utf-8")
+    collection, index, topics = target_with_vectors(tmp_path)  # e5-small's vectors only
+    search = ("pipeline", "search", "--models", str(copy), "--index", str(index), "--topics",
+              str(topics), "--output", str(tmp_path / "run.trec"))  # fmt: skip
+    refused = run_clir(*search)
+    assert_one_line_error(refused, "needs e5-small,use-m3's vectors", "has e5-small's",
+                          f"--index {index} --dense use-m3")  # fmt: skip
+    added = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense")
+    assert added.returncode == 0, added.stderr
+    result = run_clir(*search)
+    assert result.returncode == 0, result.stderr
+    hybrid = tmp_path / "hybrid.trec"
+    by_hand = [
+        ("search", "--hybrid", "--translate", "dict", "--encoder", "e5-small,use-m3", "--index",
+         str(index), "--topics", str(topics), "--output", str(hybrid), "--tag", "pipeline"),
+        ("rerank", "score", "--model", str(copy / "knrm.pt"), "--collection", str(collection),
+         "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
+         "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
+    ]  # fmt: skip
+    for command in by_hand:
+        step = run_clir(*command)
+        assert step.returncode == 0, step.stderr
+    assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
+
+
 @pytest.mark.parametrize("damage", ["version", "model"])
 def test_a_pipeline_of_another_version_or_without_its_model_is_refused(
     trained: tuple[Path, Path], fr_index: Path, tmp_path: Path, damage: str

@@ -115,13 +115,10 @@ def search_first_stage(
     missing = [name for name in encoder_names(stage.encoder) if name not in info.encoders]
     if missing:
         held = f"{', '.join(info.encoders)}'s vectors" if info.encoders else "no vectors"
-        add = " and ".join(
-            f"clir index --collection {info.collection} --index {index} --dense {name}"
-            for name in missing
-        )
         raise ClirError(
             f"{index}: the pipeline's first stage needs {stage.encoder}'s vectors and the index "
-            f"has {held}; add them with: {add}"
+            f"has {held}; add them with: clir index --collection {info.collection} --index "
+            f"{index} --dense {','.join(str(name) for name in missing)}"
         )
     read = read_topics(topics)
     queries = build_queries(read, TranslationOptions(translate=stage.translate), info.language)
