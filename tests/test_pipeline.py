@@ -240,6 +240,10 @@ def test_in_domain_the_towers_carry_the_dense_run_and_dev_chooses_lambda(tmp_pat
 def test_in_domain_needs_one_collection_with_a_dev_split(tmp_path: Path) -> None:
     two = [collection_with_train_split(tmp_path, name) for name in ("tiny-a", "tiny-b")]
     result = run_clir("pipeline", "train", "--in-domain", "--output", str(tmp_path / "models"),
+                      "--collection", str(two[0]), "--encoder", "use-m3,e5-small")  # fmt: skip
+    assert_one_line_error(result, "one encoder's towers", status=2)
+    assert not (tmp_path / "models").exists()
+    result = run_clir("pipeline", "train", "--in-domain", "--output", str(tmp_path / "models"),
                       "--collection", str(two[0]), "--collection", str(two[1]))  # fmt: skip
     assert_one_line_error(result, "give one --collection", status=2)
     (two[0] / "topics.dev.tsv").unlink()

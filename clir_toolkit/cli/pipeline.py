@@ -59,9 +59,10 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     t.add_argument(
         "--encoder",
         metavar="NAME",
-        help="the first stage's dense encoder: use-m3, e5-small or hf:DIR (default: "
+        help="the first stage's dense encoder: use-m3, e5-small or hf:DIR, or several joined "
+        "by commas (e5-small,use-m3: BM25 fused with each one's dense run) (default: "
         f"{TRANSFER_ENCODER}, chosen by transfer; in domain: {IN_DOMAIN_ENCODER}); the "
-        "indexes searched need its vectors (clir index --dense NAME)",
+        "indexes searched need their vectors (clir index --dense NAME)",
     )
     add_workdir(t, "data/ and indexes/")
     t.set_defaults(handler=cmd_pipeline_train)

@@ -128,10 +128,15 @@ def train_pipeline(
     See the module docstring for the procedure."""
     from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
 
+    stage = first_stage_defaults(encoder, in_domain)
+    if in_domain and "," in stage.encoder:
+        raise UsageError(
+            f"--encoder {stage.encoder}: in domain, one encoder's towers are fine-tuned; "
+            "name one encoder"
+        )
     paths = list(collections) if collections else default_collections(workdir, quiet)
     opened = _training_collections(paths, in_domain)
     output.mkdir(parents=True, exist_ok=True)
-    stage = first_stage_defaults(encoder, in_domain)
     dense = stage.encoder if in_domain else None
     if indexes is not None and len(indexes) != len(opened):
         raise UsageError(f"{len(indexes)} indexes for {len(opened)} collections: give one each")
