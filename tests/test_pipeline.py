@@ -38,6 +38,26 @@ def target_with_vectors(root: Path, encoder: str = TRANSFER_ENCODER) -> tuple[Pa
     return collection, index, collection / "topics.dev.tsv"
 
 
+def stages_by_hand(
+    models: Path, collection: Path, index: Path, topics: Path, hybrid: Path, *first: str
+) -> Path:
+    """The pipeline of ``models`` run as its stages by hand, the first stage with the options
+    ``first`` besides the dictionary translation (its run ``hybrid``), K-NRM at the
+    transfer λ 0.4; the reranked run, ``hand.trec`` beside ``hybrid``."""
+    hand = hybrid.with_name("hand.trec")
+    by_hand = [
+        ("search", "--hybrid", "--translate", "dict", *first, "--index", str(index), "--topics",
+         str(topics), "--output", str(hybrid), "--tag", "pipeline"),
+        ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
+         "--topics", str(topics), "--run", str(hybrid), "--output", str(hand), "--depth", "100",
+         "--interpolate", "0.4", "--tag", "pipeline"),
+    ]  # fmt: skip
+    for command in by_hand:
+        step = run_clir(*command)
+        assert step.returncode == 0, step.stderr
+    return hand
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A pipeline trained on two collections, and the directory they are in."""
@@ -92,19 +112,11 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
     # as its help says.
     assert default_hybrid_weight(TRANSFER_ENCODER) == 0.6
     assert "0.6 with e5-small" in " ".join(run_clir("search", "--help").stdout.split())
-    by_hand = [
-        ("search", "--hybrid", "--translate", "dict", "--index", str(index), "--topics",
-         str(topics), "--output", str(hybrid), "--tag", "pipeline"),
-        ("rerank", "score", "--model", str(models / "knrm.pt"), "--collection", str(collection),
-         "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
-         "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
-    ]  # fmt: skip
-    for command in by_hand:
-        step = run_clir(*command)
-        assert step.returncode == 0, step.stderr
-    assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
+    hand = stages_by_hand(models, collection, index, topics, hybrid)
+    assert (tmp_path / "run.trec").read_bytes() == hand.read_bytes()
     at_half = tmp_path / "half.trec"
-    step = run_clir(*by_hand[0][:-4], "--output", str(at_half), "--tag", "pipeline",
+    step = run_clir("search", "--hybrid", "--translate", "dict", "--index", str(index),
+                    "--topics", str(topics), "--output", str(at_half), "--tag", "pipeline",
                     "--hybrid-weight", "0.5")  # fmt: skip
     assert step.returncode == 0, step.stderr
     assert at_half.read_bytes() != hybrid.read_bytes()
@@ -165,18 +177,9 @@ def test_a_first_stage_of_two_encoders_is_the_stages_run_by_hand(
     assert added.returncode == 0, added.stderr
     result = run_clir(*search)
     assert result.returncode == 0, result.stderr
-    hybrid = tmp_path / "hybrid.trec"
-    by_hand = [
-        ("search", "--hybrid", "--translate", "dict", "--encoder", "e5-small,use-m3", "--index",
-         str(index), "--topics", str(topics), "--output", str(hybrid), "--tag", "pipeline"),
-        ("rerank", "score", "--model", str(copy / "knrm.pt"), "--collection", str(collection),
-         "--topics", str(topics), "--run", str(hybrid), "--output", str(tmp_path / "hand.trec"),
-         "--depth", "100", "--interpolate", "0.4", "--tag", "pipeline"),
-    ]  # fmt: skip
-    for command in by_hand:
-        step = run_clir(*command)
-        assert step.returncode == 0, step.stderr
-    assert (tmp_path / "run.trec").read_bytes() == (tmp_path / "hand.trec").read_bytes()
+    hand = stages_by_hand(copy, collection, index, topics, tmp_path / "hybrid.trec",
+                          "--encoder", "e5-small,use-m3")  # fmt: skip
+    assert (tmp_path / "run.trec").read_bytes() == hand.read_bytes()
 
 
 @pytest.mark.parametrize("damage", ["version", "model"])
