@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from clir_toolkit.collection import Collection, open_collection
+from clir_toolkit.encoders import encoder_names
 from clir_toolkit.errors import ClirError, UsageError
 from clir_toolkit.pipeline.definition import (
     IN_DOMAIN_ENCODER,
@@ -129,7 +130,7 @@ def train_pipeline(
     from clir_toolkit.rerank.word.family import SUBWORD_INTERPOLATION
 
     stage = first_stage_defaults(encoder, in_domain)
-    if in_domain and "," in stage.encoder:
+    if in_domain and len(encoder_names(stage.encoder)) > 1:
         raise UsageError(
             f"--encoder {stage.encoder}: in domain, one encoder's towers are fine-tuned; "
             "name one encoder"
@@ -216,7 +217,6 @@ def ensure_index(collection: Collection, index: Path, dense: str | None, quiet: 
     """``collection``'s index at ``index``, built unless one of this very collection is
     there; with ``dense`` (an encoder, or several joined by commas), with each one's vectors
     (added to an index that lacks them)."""
-    from clir_toolkit.encoders import encoder_names
     from clir_toolkit.index import add_dense_vectors, build_index, read_index_info
 
     try:
@@ -227,7 +227,7 @@ def ensure_index(collection: Collection, index: Path, dense: str | None, quiet: 
         log(quiet, f"indexing {collection.root} → {index}")
         build_index(collection.root, index, verbose=not quiet)
     held = read_index_info(index).encoders
-    for encoder in encoder_names(dense) if dense is not None else []:
+    for encoder in encoder_names(dense):  # (None: [None], no vectors)
         if encoder is not None and encoder not in held:
             log(quiet, f"adding the {encoder} vectors of {collection.root} to {index}")
             add_dense_vectors(index, encoder, collection.root, verbose=not quiet)

@@ -92,11 +92,11 @@ class DenseSearcher:
         approximate: bool = False,
         ef_search: int = DEFAULT_EF_SEARCH,
     ) -> None:
-        from clir_toolkit.encoders import load_encoder
+        from clir_toolkit.encoders import encoder_names, load_encoder
 
         self.index = Path(index)
         self._tuned: Any = None
-        if encoder is not None and "," in encoder:
+        if len(encoder_names(encoder)) > 1:
             raise UsageError(
                 f"--encoder {encoder}: --dense searches one encoder's vectors; several are for "
                 "--hybrid, which fuses their dense runs"
