@@ -67,6 +67,13 @@ def test_without_a_batch_size_the_bench_scores_in_clir_rerank_scores_batches() -
     assert bench_rerank(TINY, models=["dual"], devices=["cpu"])[0].score_batch == 16
 
 
+def test_the_bench_says_whether_kernel_pooling_is_compiled() -> None:
+    rows = bench_rerank(TINY, models=["dual"], devices=["cpu"])
+    assert "kernel pooling eager" in format_bench_rerank(TINY, rows)
+    compiled = dataclasses.replace(TINY, compiled=True)
+    assert "kernel pooling compiled" in format_bench_rerank(compiled, rows)
+
+
 def test_bench_runs_on_the_threads_asked_and_restores_them() -> None:
     before = torch.get_num_threads()
     rows = bench_rerank(dataclasses.replace(TINY, threads=1), models=["dual"], devices=["cpu"])

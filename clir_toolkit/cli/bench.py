@@ -127,6 +127,11 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         "unless OMP_NUM_THREADS is set)",
     )
     b.add_argument(
+        "--compile",
+        action="store_true",
+        help="fuse K-NRM's kernel pooling with torch.compile before scoring",
+    )
+    b.add_argument(
         "--peak-bandwidth-gbs",
         type=float,
         default=3350.0,
@@ -307,6 +312,7 @@ def cmd_bench_rerank(args: argparse.Namespace) -> int:
         seconds=args.seconds,
         peak_bandwidth_gbs=args.peak_bandwidth_gbs,
         threads=args.threads,
+        compiled=args.compile,
     )
     if (args.collection is None) != (args.run is None):
         raise UsageError("--collection and --run go together: the run gives the negatives")

@@ -65,6 +65,8 @@ class BenchSettings:
     peak_bandwidth_gbs: float = DEFAULT_PEAK_BANDWIDTH_GBS
     threads: int | None = None  # CPU threads of torch; None: the toolkit's choice
     seed: int = 0
+    compiled: bool = False
+    """Kernel pooling fused by ``torch.compile`` (:meth:`KNRM.compile_pooling`)."""
 
     def check(self) -> None:
         counts = {
@@ -197,12 +199,16 @@ def bench_model(model_name: str, device: Any, settings: BenchSettings) -> BenchR
     queries = random_ids(batch, s.query_len, s.query_vocab, generator, device)
     docs = random_ids(batch, s.doc_len, s.doc_vocab, generator, device)
     model.eval()
+    if s.compiled and hasattr(model, "compile_pooling"):  # K-NRM's; the dual has no kernels
+        model.compile_pooling()
 
     def score() -> object:
         with torch.inference_mode(), autocast(s.precision, device):
             return model(queries, docs)
 
     score_seconds = timed(score, device, s)
+    if s.compiled and hasattr(model, "compile_pooling"):
+        model.compile_pooling(False)  # training is measured as clir rerank train runs it
 
     # Training: forward, backward and an Adam step per call.
     model.train()
@@ -299,7 +305,9 @@ def format_bench_rerank(settings: BenchSettings, rows: Sequence[BenchRow]) -> st
     lines = [
         f"settings: query length {s.query_len}, document length {s.doc_len}, "
         f"embeddings {s.dim}-d, vocabularies {s.query_vocab:,} query / {s.doc_vocab:,} document "
-        f"words, precision {s.precision}, random ids (no padding), torch {torch.__version__}",
+        f"words, precision {s.precision}, random ids (no padding), "
+        f"{'kernel pooling compiled' if s.compiled else 'kernel pooling eager'}, "
+        f"torch {torch.__version__}",
         f"scoring: batches of {_batches(s)}; training: batches of {s.train_batch_size} "
         f"examples, lazy Adam (K-NRM: pairwise hinge, two documents per example; dual: SOSL); "
         f"{s.warmup} warm-up calls, then ≥ {s.seconds:g} s and ≥ {s.min_iterations} calls",

@@ -222,9 +222,10 @@ class KNRM(nn.Module):
         """
         copy_rows(self._table(side), vectors, rows)
 
-    def compile_pooling(self) -> KNRM:
-        """Fuse kernel pooling with ``torch.compile`` (a GPU scorer's option; returns self)."""
-        self._pool = torch.compile(kernel_pooling, dynamic=True)
+    def compile_pooling(self, compiled: bool = True) -> KNRM:
+        """Fuse kernel pooling with ``torch.compile`` (a GPU scorer's option), or with
+        ``compiled=False`` go back to the eager function; returns self."""
+        self._pool = torch.compile(kernel_pooling, dynamic=True) if compiled else kernel_pooling
         return self
 
     # -- the model ---------------------------------------------------------------------------
