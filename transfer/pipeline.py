@@ -14,6 +14,11 @@ user's collection: nothing is trained or tuned on it. Beside it, on the same tes
   default), which the pipeline is tested against too;
 - BM25 of the human translations (the monolingual reference): best / human.
 
+Beside the test rows, K-NRM's λ: each model reranks the pipeline's first stage on the *dev*
+split of the collection it was not trained on, at every λ of the grid. The default λ is the
+best mean over the four cells, and each collection's λ chosen without it (the best mean of
+the other three) is shown beside its test row.
+
 Run from the repository root with a workspace that ``clir run`` or ``clir pipeline train``
 uses (``data/`` with the four collections; they are built when missing). The pipeline
 searches ``indexes/<collection>`` (its encoder's vectors are added when missing), the
@@ -40,13 +45,25 @@ import time
 from pathlib import Path
 
 import clir_toolkit as ct
-from clir_toolkit.collection import open_collection
+from clir_toolkit.collection import Collection, open_collection
+from clir_toolkit.encoders import encoder_names
 from clir_toolkit.evaluate import evaluate_runs
 from clir_toolkit.evaluate.report import significance_mark
 from clir_toolkit.index import read_index_info
 from clir_toolkit.pipeline import search_pipeline, train_pipeline
 from clir_toolkit.pipeline.definition import Pipeline, model_path, read_pipeline, write_pipeline
-from clir_toolkit.pipeline.train import default_collections, ensure_index, first_stage_defaults
+from clir_toolkit.pipeline.search import search_first_stage
+from clir_toolkit.pipeline.train import (
+    RERANK_DEPTH,
+    default_collections,
+    ensure_index,
+    first_stage_defaults,
+)
+from clir_toolkit.rerank.interpolation import (
+    INTERPOLATION_GRID,
+    best_interpolation,
+    interpolation_on_dev,
+)
 from clir_toolkit.search.hybrid import hybrid_search_to_run
 from clir_toolkit.translate.pipeline import TranslationOptions, build_queries
 
@@ -104,6 +121,8 @@ def held_out(
     own_marks = {measure: significance_mark(own, own.runs[1], measure) for measure in MEASURES}
     return {
         "encoder": stage.encoder,
+        "interpolate": pipeline.reranking.interpolate if pipeline.reranking else None,
+        "lambda on dev": lambda_on_dev(models, pipeline, index, collection, runs),
         "own marks": own_marks,
         "target": name,
         "trained on": ", ".join(entry["name"] for entry in pipeline.trained_on),
@@ -113,6 +132,46 @@ def held_out(
         "train minutes": None if trained is None else trained / 60,
         "search seconds": searched,
     }
+
+
+def lambda_on_dev(
+    models: Path, pipeline: Pipeline, index: Path, collection: Collection, runs: Path
+) -> dict[float, float]:
+    """nDCG@10 of the pipeline's model over its first stage on the held-out collection's dev
+    split, at each λ of the grid: a transfer cell for the choice of λ."""
+    model = model_path(models, pipeline)
+    assert model is not None
+    first = runs / "first-stage.dev.trec"
+    search_first_stage(models, pipeline, index, collection.split_file("topics", "dev"), first,
+                       quiet=True)  # fmt: skip
+    return interpolation_on_dev(model, collection.root, first, RERANK_DEPTH, verbose=False).scores
+
+
+def lambda_table(rows: list[dict[str, object]]) -> list[str]:
+    """The λ grid on each held-out dev split, its mean, and the λ each collection would get
+    from the other three."""
+    cells: dict[str, dict[float, float]] = {}
+    for row in rows:
+        cells[str(row["target"])] = row["lambda on dev"]  # type: ignore[assignment]
+    mean = {w: sum(cell[w] for cell in cells.values()) / len(cells) for w in INTERPOLATION_GRID}
+    best = best_interpolation(mean)
+    lines = [
+        "## K-NRM's λ, on the dev split of the collection each model was not trained on",
+        "",
+        f"The best mean: **λ {best:g}**; the pipeline's default is λ {rows[0]['interpolate']:g}. "
+        "*without it*: the λ of the best mean over the other three cells.",
+        "",
+        "| dev of | " + " | ".join(f"λ {w:g}" for w in INTERPOLATION_GRID) + " | without it |",
+        "|---|" + "---|" * (len(INTERPOLATION_GRID) + 1),
+    ]
+    for name, cell in cells.items():
+        others = [c for n, c in cells.items() if n != name]
+        without = best_interpolation({w: sum(c[w] for c in others) for w in INTERPOLATION_GRID})
+        lines.append(f"| {name} | " + " | ".join(f"{cell[w]:.4f}" for w in INTERPOLATION_GRID)
+                     + f" | λ {without:g} |")  # fmt: skip
+    lines.append("| **mean** | " + " | ".join(f"**{mean[w]:.4f}**" for w in INTERPOLATION_GRID)
+                 + " | |")  # fmt: skip
+    return lines + [""]
 
 
 def restaged(trained: Path) -> tuple[Path, Pipeline]:
@@ -152,7 +211,7 @@ def write_table(rows: list[dict[str, object]], seconds: float, kept: str | None)
         "other three collections, `clir pipeline search` on this one's test topics; nothing "
         "trained or tuned on it. *hybrid (use-m3)*: the zero-shot hybrid of `clir index "
         "--dense` and `clir search --hybrid --translate dict`; *first stage*: the pipeline's "
-        f"own, the hybrid with {rows[0]['encoder']}'s dense run. ▲/▼: the pipeline "
+        f"own, {first_stage_words(str(rows[0]['encoder']))}. ▲/▼: the pipeline "
         "significantly above/below the use-m3 hybrid; △/▽: above/below its own first stage "
         "(paired t-tests, Holm, α 0.05).",
         "",
@@ -181,7 +240,15 @@ def write_table(rows: list[dict[str, object]], seconds: float, kept: str | None)
             f"| {ratio:.3f} | {minutes} | {row['search seconds']:.0f} |"
         )
     lines += ["", "nDCG@10 (R@100 in brackets), test split.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + lambda_table(rows))
+
+
+def first_stage_words(encoder: str) -> str:
+    """The first stage of ``encoder`` (one or several, :func:`encoder_names`), in words."""
+    names = encoder_names(encoder)
+    if len(names) == 1:
+        return f"the hybrid with {encoder}'s dense run"
+    return f"BM25 fused with the dense runs of {' and '.join(str(n) for n in names)}"
 
 
 def main(argv: list[str]) -> int:
