@@ -77,8 +77,9 @@ def test_train_writes_the_model_and_what_it_was_made_of(trained: tuple[Path, Pat
     assert [entry["name"] for entry in record["trained_on"]] == ["tiny-a", "tiny-b"]
     assert record["reranking"]["model"] == "knrm.pt" and (models / "knrm.pt").is_file()
     assert record["reranking"]["interpolate"] == 0.4  # the default chosen by transfer
-    assert record["first_stage"]["encoder"] == TRANSFER_ENCODER == "e5-small"
-    assert record["first_stage"]["hybrid_weight"] == default_hybrid_weight("e5-small")
+    # The first stage chosen by transfer: BM25 and both encoders' dense runs, a third each.
+    assert record["first_stage"]["encoder"] == TRANSFER_ENCODER == "e5-small,use-m3"
+    assert record["first_stage"]["hybrid_weight"] == pytest.approx(2 / 3)
     assert record["first_stage"]["k1"] == 1.5 and record["first_stage"]["b"] == 0.75
     assert {entry["name"] for entry in record["dev"]} == {"tiny-a", "tiny-b"}
     # The mixture holds both collections' documents under their own ids.
@@ -108,16 +109,16 @@ def test_search_is_the_stages_run_by_hand(trained: tuple[Path, Path], tmp_path: 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index", "run.trec", "target"]
 
     hybrid = tmp_path / "hybrid.trec"
-    # A bare --hybrid takes the weight e5-small declares, the pipeline's (0.6, not use-m3's 0.5),
-    # as its help says.
-    assert default_hybrid_weight(TRANSFER_ENCODER) == 0.6
-    assert "0.6 with e5-small" in " ".join(run_clir("search", "--help").stdout.split())
-    hand = stages_by_hand(models, collection, index, topics, hybrid)
+    # --hybrid with several encoders shares w equally at its default n/(n + 1), the
+    # pipeline's, as its help says.
+    assert "several joined by commas" in " ".join(run_clir("search", "--help").stdout.split())
+    hand = stages_by_hand(models, collection, index, topics, hybrid, "--encoder",
+                          TRANSFER_ENCODER)  # fmt: skip
     assert (tmp_path / "run.trec").read_bytes() == hand.read_bytes()
     at_half = tmp_path / "half.trec"
     step = run_clir("search", "--hybrid", "--translate", "dict", "--index", str(index),
                     "--topics", str(topics), "--output", str(at_half), "--tag", "pipeline",
-                    "--hybrid-weight", "0.5")  # fmt: skip
+                    "--encoder", TRANSFER_ENCODER, "--hybrid-weight", "0.5")  # fmt: skip
     assert step.returncode == 0, step.stderr
     assert at_half.read_bytes() != hybrid.read_bytes()
 
@@ -150,35 +151,40 @@ def test_an_index_without_the_vectors_is_refused_with_the_command_that_adds_them
     result = run_clir("pipeline", "search", "--models", str(models), "--index", str(index),
                       "--topics", str(TINY_FR / "topics.dev.tsv"), "--output",
                       str(tmp_path / "run.trec"))  # fmt: skip
-    assert_one_line_error(result, "needs e5-small's vectors", "clir index", "--dense e5-small")
+    assert_one_line_error(result, "needs e5-small,use-m3's vectors", "clir index",
+                          "--dense e5-small,use-m3")  # fmt: skip
     assert not (tmp_path / "run.trec").exists()
 
 
-def test_a_first_stage_of_two_encoders_is_the_stages_run_by_hand(
+def test_a_first_stage_of_one_encoder_is_the_stages_run_by_hand(
     trained: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """A pipeline whose first stage fuses BM25 with the dense runs of two encoders (``clir
-    pipeline train --encoder e5-small,use-m3``): its run is ``clir search --hybrid --encoder
-    e5-small,use-m3`` reranked; an index without one of them is refused with the command
-    that adds it."""
+    """A pipeline whose first stage fuses BM25 with e5-small's dense run alone (``clir
+    pipeline train --encoder e5-small``): its run is ``clir search --hybrid`` at the weight
+    e5-small declares (0.6), reranked; an index without e5-small's vectors is refused with
+    the command that adds them."""
     _, models = trained
     copy = tmp_path / "models"
     shutil.copytree(models, copy, ignore=shutil.ignore_patterns("mixture", "runs"))
     record = json.loads((copy / "pipeline.json").read_text(encoding="utf-8"))
-    record["first_stage"].update(encoder="e5-small,use-m3", hybrid_weight=2 / 3)
+    weight = default_hybrid_weight("e5-small")
+    assert weight == 0.6
+    record["first_stage"].update(encoder="e5-small", hybrid_weight=weight)
     (copy / "pipeline.json").write_text(json.dumps(record), encoding="utf-8")
-    collection, index, topics = target_with_vectors(tmp_path)  # e5-small's vectors only
+    collection, index, topics = target_with_vectors(tmp_path, "use-m3")  # use-m3's alone
     search = ("pipeline", "search", "--models", str(copy), "--index", str(index), "--topics",
               str(topics), "--output", str(tmp_path / "run.trec"))  # fmt: skip
     refused = run_clir(*search)
-    assert_one_line_error(refused, "needs e5-small,use-m3's vectors", "has e5-small's",
-                          f"--index {index} --dense use-m3")  # fmt: skip
-    added = run_clir("index", "--collection", str(collection), "--index", str(index), "--dense")
+    assert_one_line_error(refused, "needs e5-small's vectors", "has use-m3's",
+                          f"--index {index} --dense e5-small")  # fmt: skip
+    added = run_clir("index", "--collection", str(collection), "--index", str(index),
+                     "--dense", "e5-small")  # fmt: skip
     assert added.returncode == 0, added.stderr
     result = run_clir(*search)
     assert result.returncode == 0, result.stderr
-    hand = stages_by_hand(copy, collection, index, topics, tmp_path / "hybrid.trec",
-                          "--encoder", "e5-small,use-m3")  # fmt: skip
+    # A bare --hybrid searches the vectors the index got last (e5-small's) at their weight.
+    assert "0.6 with e5-small" in " ".join(run_clir("search", "--help").stdout.split())
+    hand = stages_by_hand(copy, collection, index, topics, tmp_path / "hybrid.trec")
     assert (tmp_path / "run.trec").read_bytes() == hand.read_bytes()
 
 

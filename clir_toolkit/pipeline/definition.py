@@ -33,9 +33,10 @@ from typing import Any
 from clir_toolkit import __version__
 from clir_toolkit.errors import ClirError, FormatError
 
-TRANSFER_ENCODER = "e5-small"
-"""The first stage's dense encoder for collections the pipeline was not trained on: chosen on
-the transfer matrix (docs/pipeline.md)."""
+TRANSFER_ENCODER = "e5-small,use-m3"
+"""The first stage's dense encoders for collections the pipeline was not trained on: BM25
+fused with the dense runs of both, each run at the same weight, chosen on the transfer matrix
+(transfer/ENCODER.md, docs/pipeline.md)."""
 IN_DOMAIN_ENCODER = "use-m3"
 """In domain: the encoder whose towers are fine-tuned on the collection (measured by ``clir
 demo``; fine-tuning encodes every candidate, which use-m3 does fastest)."""
