@@ -10,14 +10,14 @@ user's collection: nothing is trained or tuned on it. Beside it, on the same tes
 - the zero-shot hybrid a user gets from ``clir index --dense`` and ``clir search --hybrid
   --translate dict`` (use-m3's vectors), which the pipeline is tested against (paired t-test,
   Holm);
-- the pipeline's own first stage (the hybrid with its encoder's dense run, e5-small by
-  default), which the pipeline is tested against too;
+- the pipeline's own first stage (BM25 fused with its encoders' dense runs, e5-small's and
+  use-m3's by default), which the pipeline is tested against too;
 - BM25 of the human translations (the monolingual reference): best / human.
 
 Beside the test rows, K-NRM's λ: each model reranks the pipeline's first stage on the *dev*
-split of the collection it was not trained on, at every λ of the grid. The default λ is the
-best mean over the four cells, and each collection's λ chosen without it (the best mean of
-the other three) is shown beside its test row.
+split of the collection it was not trained on, at every λ of the grid. The table gives the
+best mean over the four cells beside the pipeline's default λ, and each collection's λ chosen
+without it (the best mean of the other three).
 
 Run from the repository root with a workspace that ``clir run`` or ``clir pipeline train``
 uses (``data/`` with the four collections; they are built when missing). The pipeline
