@@ -222,10 +222,9 @@ class KNRM(nn.Module):
         """
         copy_rows(self._table(side), vectors, rows)
 
-    def compile_pooling(self, compiled: bool = True) -> KNRM:
-        """Fuse kernel pooling with ``torch.compile`` (a GPU scorer's option), or with
-        ``compiled=False`` go back to the eager function; returns self."""
-        self._pool = torch.compile(kernel_pooling, dynamic=True) if compiled else kernel_pooling
+    def compile_pooling(self) -> KNRM:
+        """Fuse kernel pooling with ``torch.compile`` (a GPU scorer's option; returns self)."""
+        self._pool = torch.compile(kernel_pooling, dynamic=True)
         return self
 
     # -- the model ---------------------------------------------------------------------------
