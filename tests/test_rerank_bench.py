@@ -67,10 +67,14 @@ def test_without_a_batch_size_the_bench_scores_in_clir_rerank_scores_batches() -
     assert bench_rerank(TINY, models=["dual"], devices=["cpu"])[0].score_batch == 16
 
 
-def test_the_bench_says_whether_kernel_pooling_is_compiled() -> None:
+def test_the_bench_measures_compiled_kernel_pooling_and_says_so() -> None:
+    """``--compile``: K-NRM scores through torch.compile (on the CPU here, as on a GPU), the
+    training steps are measured uncompiled, and the settings line says which was measured."""
     rows = bench_rerank(TINY, models=["dual"], devices=["cpu"])
     assert "kernel pooling eager" in format_bench_rerank(TINY, rows)
     compiled = dataclasses.replace(TINY, compiled=True)
+    rows = bench_rerank(compiled, models=["knrm"], devices=["cpu"])
+    assert rows[0].score_pairs_per_s > 0 and rows[0].train_steps_per_s > 0
     assert "kernel pooling compiled" in format_bench_rerank(compiled, rows)
 
 

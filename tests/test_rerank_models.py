@@ -163,6 +163,16 @@ def test_knrm_scores_are_float32_exact_under_autocast() -> None:
     assert kernels[0, 0, 0].item() == pytest.approx(3.0, abs=1e-4)
 
 
+def test_compiled_kernel_pooling_scores_as_the_eager_one() -> None:
+    torch.manual_seed(0)
+    model = _knrm().eval()
+    queries, docs = _batch()
+    with torch.inference_mode():
+        eager = model(queries, docs)
+        compiled = model.compile_pooling()(queries, docs)
+    assert torch.allclose(eager, compiled, atol=1e-6)
+
+
 def test_inference_cache_follows_weight_changes() -> None:
     torch.manual_seed(0)
     model = _knrm()
